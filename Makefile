@@ -1,0 +1,38 @@
+# The two commands of the README: `make demo` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test install check-java clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+	  { echo "commitsleuth needs Python 3.10 or newer (found $$($(PYTHON) --version))."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# Spark (live capture, event logs through the JVM, the Spark engine) needs Java 17 or newer.
+check-java:
+	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1); \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	  echo "Java 17 or newer is needed for the Spark parts (found: $${v:-none})."; \
+	  echo "  Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless"; \
+	  echo "  macOS:         brew install openjdk@17"; \
+	  echo "  elsewhere:     https://adoptium.net, then put its bin/ on PATH or set JAVA_HOME"; \
+	  exit 1; \
+	fi
+
+demo: install check-java
+	$(BIN)/commitsleuth demo
+
+test: install check-java
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) *.egg-info build commitsleuth-demo.duckdb report.html

@@ -1,0 +1,331 @@
+"""The command line: a thin layer over the library. Named errors become one ``Error: …`` line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import traceback
+
+import click
+
+from commitsleuth import __version__
+from commitsleuth.errors import CommitsleuthError, UnknownQueryError
+from commitsleuth.model import SEVERITIES
+from commitsleuth.store import DEFAULT_DB, Store
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+db_option = click.option(
+    "--db",
+    envvar="COMMITSLEUTH_DB",
+    default=DEFAULT_DB,
+    show_default=True,
+    metavar="FILE",
+    help="DuckDB store to use (env COMMITSLEUTH_DB).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+@click.version_option(__version__, prog_name="commitsleuth")
+def cli(debug: bool) -> None:
+    """Find which task attempt, thread or job duplicated or deleted rows in a Hive or Spark table.
+
+    \b
+    Typical session:
+      commitsleuth ingest /var/log/hive/ /data/userlogs/
+      commitsleuth analyze
+      commitsleuth timeline db.sales "dt=2017-08-30"
+      commitsleuth report -o report.html
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.option("--format", "format_name", metavar="NAME", help="Parse every file as this format (see 'formats').")
+@db_option
+def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
+    """Read log files, directories (recursively) and globs into the store.
+
+    Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
+    is detected unless --format is given. Files already ingested are not read twice; a file
+    that grew is read from where it stopped.
+
+    \b
+    Example:
+      commitsleuth ingest /var/log/hive/hive.log* 'userlogs/**/stdout'
+    """
+    from commitsleuth.ingest import expand_paths, ingest as run_ingest
+
+    with Store(db) as store:
+        total = sum(_size(p) for p in expand_paths(paths))
+        with _progress(total) as advance:
+            report = run_ingest(store, paths, format_name=format_name, progress=advance)
+    counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped", "unchanged")}
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    rejected = sum(r.rejected for r in report.results)
+    click.echo(
+        f"ingested {len(report.results)} file{'s' if len(report.results) != 1 else ''} ({parts}): "
+        f"{report.events} events, {rejected} rejected lines"
+    )
+    for r in report.results:
+        if r.status in ("partial", "skipped"):
+            click.echo(f"  {r.status}: {r.uri}: {r.reason}")
+    for r in report.failed:
+        click.echo(f"Error: {r.uri}: {r.reason}", err=True)
+    return EXIT_USAGE if report.failed else EXIT_OK
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="low",
+    show_default=True,
+    help="Exit 1 when a finding of this severity or worse exists.",
+)
+@click.option("--detector", "detectors", multiple=True, metavar="CODE", help="Run only these detectors.")
+@db_option
+def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
+    """Run the detectors over everything ingested and print the findings.
+
+    Exits 0 when nothing at or above --fail-on was found, 1 when something was (like a linter).
+
+    \b
+    Example:
+      commitsleuth analyze --fail-on high --format json > findings.json
+    """
+    from commitsleuth.forensics.analyze import analyze as run_analyze
+    from commitsleuth.forensics.detectors import severity_rank
+    from commitsleuth.render import findings_json, findings_text
+
+    with Store(db) as store:
+        findings = run_analyze(store, list(detectors) or None)
+        click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))
+    worst = max((severity_rank(f.severity) for f in findings), default=-1)
+    return EXIT_FINDINGS if worst >= severity_rank(fail_on) else EXIT_OK
+
+
+@cli.command()
+@click.argument("table")
+@click.argument("partition", required=False)
+@db_option
+def timeline(table: str, partition: str | None, db: str) -> int:
+    """Print every event that touched a table's partition, in time order, with its evidence.
+
+    TABLE is a table name (db.t) or an output location; PARTITION a spec like dt=2017-08-30
+    (k=v/k2=v2, or (k='v', k2='v2')).
+
+    \b
+    Example:
+      commitsleuth timeline db.sales "dt=2017-08-30"
+    """
+    from commitsleuth.forensics.timeline import timeline as build
+    from commitsleuth.render import table_text
+
+    with Store(db, read_only=True) as store:
+        rows = build(store, table, partition)
+    click.echo(
+        table_text(
+            ["time", "kind", "actor", "path", "evidence"],
+            [(r.ts, r.kind, r.actor, r.path, r.where) for r in rows],
+            max_width=90,
+        )
+    )
+    return EXIT_OK
+
+
+@cli.command()
+@click.argument("name_or_sql", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the named queries.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@db_option
+def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
+    """Run a named query from queries/ or any SQL over the store.
+
+    The named queries are plain .sql files; they run unchanged in the duckdb shell.
+
+    \b
+    Examples:
+      commitsleuth query --list
+      commitsleuth query double_commits
+      commitsleuth query "select kind, count(*) from events group by kind"
+    """
+    from commitsleuth.queries import all_queries
+    from commitsleuth.render import table_text
+
+    named = all_queries()
+    if list_ or not name_or_sql:
+        width = max(len(n) for n in named)
+        for q in named.values():
+            click.echo(f"{q.name.ljust(width)}  {q.description}")
+        return EXIT_OK
+    if name_or_sql in named:
+        sql = named[name_or_sql].sql
+    elif " " in name_or_sql.strip():
+        sql = name_or_sql
+    else:
+        import difflib
+
+        close = difflib.get_close_matches(name_or_sql, named, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "; see 'commitsleuth query --list'"
+        raise UnknownQueryError(f"no query named {name_or_sql!r}{hint}")
+    with Store(db, read_only=True) as store:
+        try:
+            columns, rows = store.query(sql)
+        except Exception as exc:  # duckdb's own errors are the user's SQL errors
+            raise CommitsleuthError(f"query failed: {str(exc).splitlines()[0]}") from None
+    if fmt == "json":
+        click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+        click.echo(buf.getvalue(), nl=False)
+    else:
+        click.echo(table_text(columns, rows))
+    return EXIT_OK
+
+
+@cli.command()
+@click.option("-o", "--output", default="report.html", show_default=True, metavar="FILE")
+@db_option
+def report(output: str, db: str) -> int:
+    """Write a self-contained HTML report of the sources and findings.
+
+    Run 'analyze' first; the report shows the findings it stored.
+
+    \b
+    Example:
+      commitsleuth analyze; commitsleuth report -o /tmp/report.html
+    """
+    from commitsleuth.report import write_report
+
+    with Store(db, read_only=True) as store:
+        path = write_report(store, output)
+    click.echo(f"report written to {path}")
+    return EXIT_OK
+
+
+@cli.command()
+@click.option("--db", default="commitsleuth-demo.duckdb", show_default=True, metavar="FILE",
+              help="Store the demo writes (recreated on every run).")
+def demo(db: str) -> int:
+    """Ingest the shipped sample logs, analyze them and show what commitsleuth finds.
+
+    The sample is the real task log of a Hive merge job whose speculative map attempt
+    published its output twice (see commitsleuth/samples/seed000/SOURCE.md).
+
+    \b
+    Example:
+      commitsleuth demo && commitsleuth query double_commits --db commitsleuth-demo.duckdb
+    """
+    from commitsleuth.demo import run_demo
+    from commitsleuth.render import findings_text
+
+    store, ingested, findings = run_demo(db)
+    with store:
+        click.echo(f"Ingested {len(ingested.results)} sample file(s): {ingested.events} events.")
+        click.echo("")
+        click.echo(findings_text(store, findings))
+    click.echo("")
+    click.echo(f"Explore it: commitsleuth query --db {db} double_commits")
+    return EXIT_OK
+
+
+@cli.command()
+def formats() -> int:
+    """List the log formats commitsleuth reads, with the event kinds each yields.
+
+    \b
+    Example:
+      commitsleuth formats
+    """
+    from commitsleuth.parsers import FORMATS
+
+    width = max(len(f.name) for f in FORMATS)
+    for f in FORMATS:
+        click.echo(f"{f.name.ljust(width)}  {f.description}")
+    return EXIT_OK
+
+
+def _size(path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+class _progress:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.bar = None
+
+    def __enter__(self):
+        if not sys.stderr.isatty() or self.total == 0:
+            return None
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
+                                   TransferSpeedColumn)
+
+        self.bar = Progress(
+            "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+            TransferSpeedColumn(), TimeRemainingColumn(), transient=True,
+            console=__import__("rich.console").console.Console(stderr=True),
+        )
+        self.bar.start()
+        task = self.bar.add_task("ingest", total=self.total)
+        return lambda n: self.bar.advance(task, n)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: returns the exit code (0 clean, 1 findings, 2 usage or input error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = cli.main(args=argv, prog_name="commitsleuth", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("Error: aborted", err=True)
+        return EXIT_USAGE
+    except click.UsageError as exc:
+        hint = ""
+        if exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        click.echo(f"Error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except CommitsleuthError as exc:
+        if "--debug" in argv:
+            traceback.print_exc()
+        click.echo(f"Error: {exc}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        click.echo("Error: interrupted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - an internal error still gets one line
+        if "--debug" in argv:
+            traceback.print_exc()
+        click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (run with --debug for details)", err=True)
+        return 3
+    return rv if isinstance(rv, int) else EXIT_OK
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,116 @@
+"""The canonical event: one fact from any origin (text log, event log, live listener, file listing).
+
+``EVENT_COLUMNS`` is the single list of columns: the store's ``events`` table, the Arrow batches
+written to it and the Parquet files of the Spark engine all follow it, in this order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import pyarrow as pa
+
+# Event kinds. Documented in docs/schema.md; a test checks that the two agree.
+KINDS = {
+    "app_start": "an application (Spark app, Hive session, MR job client) started",
+    "app_end": "an application ended",
+    "conf": "a commit-relevant configuration value was seen",
+    "job_start": "a job (MR job, Spark job, Hive 'Starting Job') started",
+    "job_end": "a job ended; status says how",
+    "stage_start": "a Spark stage attempt was submitted",
+    "stage_end": "a Spark stage attempt completed or failed",
+    "query_start": "a Hive/Spark SQL query was compiled or started executing",
+    "query_end": "a Hive/Spark SQL query finished",
+    "attempt_start": "a task attempt started",
+    "attempt_end": "a task attempt ended; status is success, failed, killed or commit_denied",
+    "attempt_state": "a task attempt changed state (MR AppMaster transitions)",
+    "speculate": "the scheduler decided to launch a speculative attempt",
+    "commit_allowed": "an attempt was authorised to commit its output",
+    "commit_denied": "an attempt was refused the right to commit",
+    "task_commit": "an attempt committed its output (Saved output of task, Committed)",
+    "rename": "a task renamed a file into an output directory (a publish outside the protocol)",
+    "publish": "a job-level move of a whole output directory (Moving tmp dir)",
+    "job_commit": "a write job committed",
+    "job_abort": "a write job was aborted",
+    "dedup_remove": "Hive removed a duplicate task file, keeping another",
+    "dir_create": "a directory was created",
+    "delete": "a file or directory was deleted or moved to trash",
+    "partition_add": "the metastore added a partition",
+    "partition_alter": "the metastore altered a partition",
+    "partition_drop": "the metastore dropped a partition",
+    "partition_exists": "an add failed because the partition already existed",
+    "load": "data was loaded into a table or partition",
+    "file": "a file seen on disk by a listing (inventory)",
+}
+
+SEVERITIES = ("low", "medium", "high", "critical")
+
+
+@dataclass(slots=True)
+class Event:
+    kind: str
+    ts: dt.datetime | None = None
+    source_id: int | None = None
+    line_no: int | None = None
+    byte_offset: int | None = None
+    app_id: str | None = None
+    job_id: str | None = None
+    query_id: str | None = None
+    stage_id: int | None = None
+    stage_attempt: int | None = None
+    task_id: str | None = None
+    attempt_id: str | None = None
+    attempt_no: int | None = None
+    speculative: bool | None = None
+    executor_id: str | None = None
+    thread: str | None = None
+    host: str | None = None
+    table_name: str | None = None
+    location: str | None = None
+    partition_spec: str | None = None
+    path: str | None = None
+    target_path: str | None = None
+    file_name: str | None = None
+    file_task: str | None = None
+    file_attempt: int | None = None
+    write_uuid: str | None = None
+    size: int | None = None
+    status: str | None = None
+    detail: dict[str, Any] | None = field(default=None)
+    raw: str | None = None
+
+
+EVENT_COLUMNS: tuple[str, ...] = ("event_id",) + tuple(f.name for f in fields(Event))
+
+_ARROW_TYPES = {
+    "event_id": pa.int64(),
+    "kind": pa.string(),
+    "ts": pa.timestamp("us"),
+    "source_id": pa.int64(),
+    "line_no": pa.int64(),
+    "byte_offset": pa.int64(),
+    "stage_id": pa.int32(),
+    "stage_attempt": pa.int32(),
+    "attempt_no": pa.int32(),
+    "speculative": pa.bool_(),
+    "file_attempt": pa.int32(),
+    "size": pa.int64(),
+    "detail": pa.string(),
+}
+EVENT_SCHEMA = pa.schema([(c, _ARROW_TYPES.get(c, pa.string())) for c in EVENT_COLUMNS])
+
+
+def events_to_arrow(events: list[Event], first_id: int | None) -> pa.Table:
+    """Columnar batch of events, ids assigned from ``first_id`` (None leaves ids null)."""
+    cols: dict[str, list] = {c: [] for c in EVENT_COLUMNS}
+    names = EVENT_COLUMNS[1:]
+    for ev in events:
+        for name in names:
+            cols[name].append(getattr(ev, name))
+    n = len(events)
+    cols["event_id"] = list(range(first_id, first_id + n)) if first_id is not None else [None] * n
+    cols["detail"] = [json.dumps(d, sort_keys=True, default=str) if d else None for d in cols["detail"]]
+    return pa.table(cols, schema=EVENT_SCHEMA)

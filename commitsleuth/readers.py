@@ -1,0 +1,190 @@
+"""Open log files whatever their compression, and yield numbered lines with byte offsets.
+
+Compression is recognised by magic bytes, not by name: gzip, bzip2, zstd and lz4 frames.
+A damaged stream ends the iteration with ``ReadError``; the lines before it were yielded.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import io
+import zlib
+from pathlib import Path
+from typing import BinaryIO, Callable, Iterator
+
+HEAD_BYTES = 64 * 1024
+MAX_LINE = 1 << 20  # longer lines are cut here for parsing; the rest is counted, not kept
+CHUNK = 1 << 20
+
+
+class ReadError(Exception):
+    """The file could not be read to its end; the message says why, in one line."""
+
+
+def codec_of(head: bytes) -> str | None:
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh"):
+        return "bzip2"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    if head.startswith(b"\x04\x22\x4d\x18"):
+        return "lz4"
+    return None
+
+
+def open_binary(path: Path) -> BinaryIO:
+    raw = open(path, "rb")
+    codec = codec_of(raw.read(4))
+    raw.seek(0)
+    if codec == "gzip":
+        return gzip.GzipFile(fileobj=raw)
+    if codec == "bzip2":
+        return bz2.BZ2File(raw)
+    if codec == "zstd":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    if codec == "lz4":
+        import lz4.frame
+
+        return lz4.frame.LZ4FrameFile(raw)
+    return raw
+
+
+def fingerprint(path: Path, limit: int = HEAD_BYTES) -> str:
+    """``sha1:<n>`` of the file's first ``n = min(limit, size)`` raw bytes."""
+    with open(path, "rb") as f:
+        head = f.read(limit)
+    return f"{hashlib.sha1(head).hexdigest()}:{len(head)}"
+
+
+def same_head(path: Path, stored: str | None) -> bool:
+    """True when the file still starts with the bytes a stored fingerprint was taken of."""
+    if not stored or ":" not in stored:
+        return False
+    n = int(stored.rsplit(":", 1)[1])
+    try:
+        return fingerprint(path, limit=n) == stored
+    except OSError:
+        return False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "compressed stream ends early (truncated file)"
+    if isinstance(exc, (OSError, zlib.error)) and not getattr(exc, "strerror", None):
+        return f"damaged compressed stream: {exc}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot read: {exc.strerror}"
+    return f"cannot read: {exc}"
+
+
+def peek_lines(path: Path, n: int = 200) -> list[str]:
+    """The first ``n`` lines, decoded leniently, for format detection."""
+    out: list[str] = []
+    try:
+        with open_binary(path) as f:
+            data = f.read(HEAD_BYTES)
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        raise ReadError(_describe(exc)) from None
+    except Exception as exc:  # zstandard/lz4 raise their own error types
+        raise ReadError(_describe(exc)) from None
+    for line in data.split(b"\n")[:n]:
+        out.append(line.decode("utf-8", "replace").rstrip("\r"))
+    return out
+
+
+class LineReader:
+    """Iterates ``(line_no, byte_offset, text)``; ``bytes_read`` is the end of the last full line."""
+
+    def __init__(self, path: Path, start_offset: int = 0, first_line: int = 1,
+                 progress: Callable[[int], None] | None = None):
+        self.path = path
+        self.start_offset = start_offset
+        self.first_line = first_line
+        self.bytes_read = start_offset
+        self.progress = progress
+        self.invalid_utf8 = 0
+        self.long_lines = 0
+
+    def __iter__(self) -> Iterator[tuple[int, int, str]]:
+        try:
+            f = open_binary(self.path)
+        except OSError as exc:
+            raise ReadError(_describe(exc)) from None
+        with f:
+            yield from self._lines(f)
+
+    def _lines(self, f: BinaryIO) -> Iterator[tuple[int, int, str]]:
+        line_no = self.first_line
+        offset = self.start_offset
+        buf = b""
+        discarding = False  # inside a line longer than MAX_LINE, whose start was yielded
+        try:
+            if self.start_offset:
+                _skip(f, self.start_offset)
+            while True:
+                chunk = f.read(CHUNK)
+                if not chunk:
+                    break
+                if self.progress:
+                    self.progress(len(chunk))
+                if discarding:
+                    nl = chunk.find(b"\n")
+                    if nl < 0:
+                        offset += len(chunk)
+                        continue
+                    offset += nl + 1
+                    line_no += 1
+                    chunk = chunk[nl + 1:]
+                    discarding = False
+                buf += chunk
+                lines = buf.split(b"\n")
+                buf = lines.pop()
+                for raw in lines:
+                    yield line_no, offset, self._decode(raw)
+                    offset += len(raw) + 1
+                    line_no += 1
+                self.bytes_read = offset
+                if len(buf) > MAX_LINE:
+                    self.long_lines += 1
+                    yield line_no, offset, self._decode(buf[:MAX_LINE])
+                    offset += len(buf)
+                    buf = b""
+                    discarding = True
+            if buf and not discarding:
+                yield line_no, offset, self._decode(buf)
+                offset += len(buf)
+            self.bytes_read = offset
+        except ReadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every decoder error ends the file the same way
+            raise ReadError(_describe(exc)) from None
+
+    def _decode(self, raw: bytes) -> str:
+        if len(raw) > MAX_LINE:
+            raw = raw[:MAX_LINE]
+        try:
+            return raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            self.invalid_utf8 += 1
+            return raw.decode("utf-8", "replace").rstrip("\r")
+
+
+def _skip(f: BinaryIO, n: int) -> None:
+    """Move past the first ``n`` (decompressed) bytes already ingested."""
+    if isinstance(f, io.BufferedReader):
+        f.seek(n)
+        return
+    while n > 0:
+        got = f.read(min(n, CHUNK))
+        if not got:
+            break
+        n -= len(got)
+
+
+def open_lines(path: Path, start_offset: int = 0, first_line: int = 1, progress=None) -> LineReader:
+    return LineReader(path, start_offset, first_line, progress)

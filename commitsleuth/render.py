@@ -1,0 +1,87 @@
+"""Plain-text renderings shared by the CLI and the demo (no terminal library needed)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Sequence
+
+from commitsleuth.forensics.analyze import evidence
+from commitsleuth.forensics.detectors import Finding
+from commitsleuth.model import SEVERITIES
+from commitsleuth.store import Store
+
+
+def findings_text(store: Store, findings: list[Finding], *, width: int = 100) -> str:
+    """Findings grouped by detector, most severe first, each with its evidence and remedy."""
+    if not findings:
+        return "No findings."
+    out: list[str] = []
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.severity, f.code, f.name), []).append(f)
+    for (severity, code, name), group in groups.items():
+        n = len(group)
+        out.append(f"{code} {name} [{severity}] - {n} finding{'s' if n != 1 else ''}")
+        for f in group:
+            where = f.table_name or f.location or "?"
+            out.append(f"  {f.partition_spec or '(no partition)'} in {where}")
+            out.append(f"    {f.summary}")
+            if f.window_start is not None:
+                out.append(f"    window: {f.window_start} .. {f.window_end}")
+            out.append("    evidence:")
+            for ev in evidence(store, f.evidence):
+                line = (ev.raw or "").splitlines()[0] if ev.raw else ""
+                if len(line) > width:
+                    line = line[: width - 3] + "..."
+                out.append(f"      {ev.where}")
+                out.append(f"        {line}")
+            if f.remedy:
+                out.append(f"    remedy: {f.remedy}")
+        out.append("")
+    counts = Counter(f.severity for f in findings)
+    parts = ", ".join(f"{counts[s]} {s}" for s in reversed(SEVERITIES) if counts[s])
+    out.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}).")
+    return "\n".join(out)
+
+
+def findings_json(store: Store, findings: list[Finding]) -> str:
+    items = []
+    for f in findings:
+        items.append(
+            {
+                "code": f.code, "name": f.name, "severity": f.severity, "summary": f.summary,
+                "table": f.table_name, "location": f.location, "partition": f.partition_spec,
+                "window": [_iso(f.window_start), _iso(f.window_end)],
+                "actors": f.actors,
+                "evidence": [
+                    {"event_id": e.event_id, "where": e.where, "kind": e.kind, "line": e.raw}
+                    for e in evidence(store, f.evidence)
+                ],
+                "explanation": f.explanation, "remedy": f.remedy, "detail": f.detail,
+            }
+        )
+    return json.dumps(items, indent=2, default=str)
+
+
+def table_text(columns: Sequence[str], rows: Sequence[Sequence], *, max_width: int = 80) -> str:
+    """A fixed-width text table; long cells are cut with '...'."""
+    cells = [[_cell(v, max_width) for v in row] for row in rows]
+    widths = [len(c) for c in columns]
+    for row in cells:
+        widths = [max(w, len(v)) for w, v in zip(widths, row)]
+    line = lambda vals: "  ".join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()  # noqa: E731
+    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out.extend(line(row) for row in cells)
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out)
+
+
+def _cell(value, max_width: int) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= max_width else text[: max_width - 3] + "..."
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None

@@ -1,0 +1,196 @@
+"""The store: one DuckDB file holding sources, events, rejects and findings.
+
+Writes are bulk (Arrow batches), never row-by-row INSERTs. The schema is versioned in
+``schema_version``; migrations in ``migrations/NNNN_name.sql`` run forward only, in order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from commitsleuth.errors import StoreError, StoreLockedError
+from commitsleuth.model import Event, events_to_arrow
+
+DEFAULT_DB = "commitsleuth.duckdb"
+
+
+def default_db_path() -> str:
+    return os.environ.get("COMMITSLEUTH_DB") or DEFAULT_DB
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every shipped migration, in order."""
+    found = []
+    for entry in resources.files("commitsleuth").joinpath("migrations").iterdir():
+        m = re.fullmatch(r"(\d{4})_(\w+)\.sql", entry.name)
+        if m:
+            found.append((int(m.group(1)), m.group(2), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def latest_version() -> int:
+    return migrations()[-1][0]
+
+
+class Store:
+    """An open commitsleuth database. Use as a context manager or call ``close()``."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False):
+        self.path = str(path or default_db_path())
+        if read_only and not Path(self.path).exists():
+            raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                holder = re.search(r"PID (\d+)", msg)
+                who = f" (process {holder.group(1)})" if holder else ""
+                raise StoreLockedError(
+                    f"{self.path} is locked by another process{who}; wait for it to finish "
+                    "or use another --db"
+                ) from None
+            raise StoreError(f"cannot open {self.path}: {msg.splitlines()[0]}") from None
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {str(exc).splitlines()[0]}") from None
+        if not read_only:
+            self.migrate()
+        self._next_event_id: int | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def migrate(self) -> int:
+        con = self.con
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
+        )
+        current = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+        known = migrations()
+        if current > known[-1][0]:
+            raise StoreError(
+                f"{self.path} has schema version {current}, newer than this commitsleuth "
+                f"({known[-1][0]}); upgrade commitsleuth"
+            )
+        for version, name, sql in known:
+            if version <= current:
+                continue
+            con.execute("BEGIN")
+            try:
+                con.execute(sql)
+                con.execute(
+                    "INSERT INTO schema_version VALUES (?, ?, ?)", [version, name, _now()]
+                )
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        return known[-1][0]
+
+    def schema_version(self) -> int:
+        return self.con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+
+    # -- sources ---------------------------------------------------------------------------
+    def find_source(self, uri: str) -> dict | None:
+        cur = self.con.execute(
+            "SELECT * FROM sources WHERE uri = ? ORDER BY source_id DESC LIMIT 1", [uri]
+        )
+        row = cur.fetchone()
+        if row is None:
+            return None
+        return dict(zip([d[0] for d in cur.description], row))
+
+    def find_source_by_fingerprint(self, fp: str) -> dict | None:
+        cur = self.con.execute(
+            "SELECT * FROM sources WHERE fingerprint = ? ORDER BY source_id DESC LIMIT 1", [fp]
+        )
+        row = cur.fetchone()
+        return dict(zip([d[0] for d in cur.description], row)) if row else None
+
+    def add_source(self, uri: str, kind: str, **values) -> int:
+        source_id = self.con.execute(
+            "SELECT coalesce(max(source_id), 0) + 1 FROM sources"
+        ).fetchone()[0]
+        values = {"status": "running", "started_at": _now(), **values}
+        cols = ["source_id", "uri", "kind", *values]
+        self.con.execute(
+            f"INSERT INTO sources ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            [source_id, uri, kind, *values.values()],
+        )
+        return source_id
+
+    def update_source(self, source_id: int, **values) -> None:
+        if not values:
+            return
+        sets = ", ".join(f"{k} = ?" for k in values)
+        self.con.execute(
+            f"UPDATE sources SET {sets} WHERE source_id = ?", [*values.values(), source_id]
+        )
+
+    # -- events ----------------------------------------------------------------------------
+    def next_event_id(self) -> int:
+        if self._next_event_id is None:
+            self._next_event_id = (
+                self.con.execute("SELECT coalesce(max(event_id), 0) + 1 FROM events").fetchone()[0]
+            )
+        return self._next_event_id
+
+    def write_events(self, events: list[Event]) -> int:
+        """Append events in one bulk insert; returns how many were written."""
+        if not events:
+            return 0
+        first = self.next_event_id()
+        self.write_arrow(events_to_arrow(events, first))
+        return len(events)
+
+    def write_arrow(self, batch: pa.Table) -> None:
+        """Append an Arrow table of EVENT_COLUMNS (event_id filled in if null)."""
+        if batch.num_rows == 0:
+            return
+        if batch.column("event_id").null_count:
+            first = self.next_event_id()
+            ids = pa.array(range(first, first + batch.num_rows), pa.int64())
+            batch = batch.set_column(0, "event_id", ids)
+        # DuckDB reads the local Arrow table ``batch`` by name (a replacement scan): one bulk insert.
+        self.con.execute("INSERT INTO events BY NAME SELECT * FROM batch")
+        self._next_event_id = self.next_event_id() + batch.num_rows
+
+    def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
+        """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""
+        for reason, (count, first_line, sample) in rejects.items():
+            self.con.execute(
+                """
+                INSERT INTO rejects VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (source_id, reason) DO UPDATE SET count = count + excluded.count
+                """,
+                [source_id, reason, count, first_line, sample],
+            )
+
+    # -- queries ---------------------------------------------------------------------------
+    def query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
+        cur = self.con.execute(sql, params or [])
+        if cur.description is None:
+            return [], []
+        return [d[0] for d in cur.description], cur.fetchall()
+
+    def count(self, table: str) -> int:
+        return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now().replace(microsecond=0)

@@ -1,0 +1,1 @@
+"""The correlation engine: path identity, partition timelines and detectors."""

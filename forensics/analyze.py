@@ -1,0 +1,113 @@
+"""Run every detector over the store, replace the findings table, and read findings back."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
+from commitsleuth.store import Store
+
+
+@dataclass
+class Evidence:
+    event_id: int
+    uri: str | None
+    line_no: int | None
+    ts: object
+    kind: str
+    actor: str | None
+    raw: str | None
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of a text source, or ``live`` / ``source N`` for others."""
+        if self.uri is None:
+            return f"event {self.event_id}"
+        return f"{self.uri}:{self.line_no}" if self.line_no is not None else self.uri
+
+
+def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
+    """Findings of all (or the named) detectors, most severe first; stored in ``findings``."""
+    detectors = [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
+    findings: list[Finding] = []
+    for det in detectors:
+        findings.extend(det.run(store.con))
+    findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
+    _save(store, findings)
+    return findings
+
+
+def _save(store: Store, findings: list[Finding]) -> None:
+    rows = {
+        "finding_id": list(range(1, len(findings) + 1)),
+        "code": [f.code for f in findings],
+        "name": [f.name for f in findings],
+        "severity": [f.severity for f in findings],
+        "table_name": [f.table_name for f in findings],
+        "location": [f.location for f in findings],
+        "partition_spec": [f.partition_spec for f in findings],
+        "window_start": [f.window_start for f in findings],
+        "window_end": [f.window_end for f in findings],
+        "actors": [f.actors for f in findings],
+        "evidence": [f.evidence for f in findings],
+        "summary": [f.summary for f in findings],
+        "explanation": [f.explanation for f in findings],
+        "remedy": [f.remedy for f in findings],
+        "detail": [json.dumps(f.detail, default=str) if f.detail else None for f in findings],
+    }
+    batch = pa.table(
+        rows,
+        schema=pa.schema(
+            [
+                ("finding_id", pa.int32()), ("code", pa.string()), ("name", pa.string()),
+                ("severity", pa.string()), ("table_name", pa.string()), ("location", pa.string()),
+                ("partition_spec", pa.string()), ("window_start", pa.timestamp("us")),
+                ("window_end", pa.timestamp("us")), ("actors", pa.list_(pa.string())),
+                ("evidence", pa.list_(pa.int64())), ("summary", pa.string()),
+                ("explanation", pa.string()), ("remedy", pa.string()), ("detail", pa.string()),
+            ]
+        ),
+    )
+    con = store.con
+    con.execute("BEGIN")
+    try:
+        con.execute("DELETE FROM findings")
+        con.execute("INSERT INTO findings BY NAME SELECT * FROM batch")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def evidence(store: Store, event_ids: list[int]) -> list[Evidence]:
+    """The evidence lines of a finding, in time then file order."""
+    if not event_ids:
+        return []
+    rows = store.con.execute(
+        """
+        SELECT e.event_id, s.uri, e.line_no, e.ts, e.kind,
+               coalesce(e.attempt_id, e.thread, e.query_id, e.app_id), e.raw
+        FROM events e LEFT JOIN sources s ON s.source_id = e.source_id
+        WHERE e.event_id IN (SELECT unnest(?))
+        ORDER BY e.ts NULLS LAST, s.uri, e.line_no, e.event_id
+        """,
+        [event_ids],
+    ).fetchall()
+    return [Evidence(*r) for r in rows]
+
+
+def stored_findings(store: Store) -> list[Finding]:
+    rows = store.con.execute(
+        """SELECT code, name, severity, summary, location, partition_spec, table_name, window_start,
+                  window_end, actors, evidence, explanation, remedy, detail
+           FROM findings ORDER BY finding_id"""
+    ).fetchall()
+    out = []
+    for r in rows:
+        f = Finding(*r[:13], detail=json.loads(r[13]) if r[13] else None)
+        f.actors, f.evidence = list(f.actors or []), list(f.evidence or [])
+        out.append(f)
+    return out

@@ -1,0 +1,120 @@
+"""Resolve temp, staging and final paths to one output location and partition.
+
+A Hive task writes ``<scratch>/_task_tmp.-ext-10000/<part>/_tmp.000005_0``, renames it into
+``<scratch>/_tmp.-ext-10000/<part>/000005_0``; the job moves ``_tmp.-ext-10000`` to
+``-ext-10000`` (through ``.intermediate``) and then into the table. Spark writes under
+``<table>/_temporary/0/_temporary/attempt_…/<part>/`` or ``<table>/.spark-staging-<uuid>/``.
+All of these name the same (location, partition): the location with every temp layer peeled.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from commitsleuth.model import Event
+
+_PART_SEG = re.compile(r"^[^=/]+=[^/]*$")
+_HIVE_EXT = re.compile(r"^(?:_task_tmp\.|_tmp\.)?(-ext-\d+)(?:\.intermediate|\.moved)?$")
+_HIVE_STAGING = re.compile(r"^\.hive-staging_|^\.staging_|^_tmp\.")
+_SPARK_STAGING = re.compile(r"^\.spark-staging-(?P<uuid>[0-9a-f-]{36})$")
+_UNION_SUBDIR = re.compile(r"^HIVE_UNION_SUBDIR_\d+$")
+_ATTEMPT_DIR = re.compile(r"^(attempt|task)_[\w]+$")
+# Hive: ^.*?([0-9]+)(_[0-9]{1,6})?(\..*)?$ after stripping the temp prefix and _copy_N.
+_HIVE_FILE = re.compile(r"^(?:_tmp\.|_task_tmp\.)?(?P<task>\d+)(?:_(?P<attempt>\d{1,6}))?(?P<copy>_copy_\d+)?(?:\..*)?$")
+_SPARK_FILE = re.compile(
+    r"^part-(?P<task>\d{5})-(?P<uuid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+    r"(?:[-_.]c\d{3})?(?:\..*)?$"
+)
+
+
+@dataclass(frozen=True)
+class PathInfo:
+    location: str | None
+    partition_spec: str | None
+    file_name: str | None
+    file_task: str | None = None
+    file_attempt: int | None = None
+    write_uuid: str | None = None
+    temp: bool = False  # the path is in a temp/staging layer, not yet published
+
+
+def split_scheme(path: str) -> tuple[str, str]:
+    """``hdfs://nn:8020/a/b`` -> (``hdfs://nn:8020``, ``/a/b``)."""
+    m = re.match(r"^([a-zA-Z][\w+.-]*://[^/]*)(/.*)?$", path)
+    if m:
+        return m.group(1), m.group(2) or "/"
+    return "", path
+
+
+def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
+    """The (location, partition, file) a path belongs to, temp layers peeled."""
+    prefix, rest = split_scheme(path.rstrip("/") or "/")
+    segs = [s for s in rest.split("/") if s]
+    file_name = None
+    if segs and not is_dir and not _PART_SEG.match(segs[-1]):
+        file_name = segs.pop()
+    temp = False
+    kept: list[str] = []
+    parts: list[str] = []
+    after_temporary = False
+    for seg in segs:
+        if after_temporary and seg.isdigit():
+            after_temporary = False
+            continue  # _temporary/<appAttempt>/
+        after_temporary = False
+        if _PART_SEG.match(seg):
+            parts.append(seg)
+            continue
+        if parts:
+            if _UNION_SUBDIR.match(seg):
+                continue  # HIVE_UNION_SUBDIR_N sits below the partition dirs
+            parts = []  # a k=v segment in the middle of a path is not a partition
+        ext = _HIVE_EXT.match(seg)
+        if ext:
+            temp = temp or seg != ext.group(1)
+            if kept and _HIVE_STAGING.match(kept[-1]):
+                kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>
+                temp = True
+                continue
+            kept.append(ext.group(1))
+            continue
+        if seg == "_temporary" or _SPARK_STAGING.match(seg) or _ATTEMPT_DIR.match(seg):
+            temp = True
+            after_temporary = seg == "_temporary"
+            continue
+        kept.append(seg)
+    # A peeled Hive scratch ext dir stays as the location: it is where the job publishes.
+    location = prefix + "/" + "/".join(kept) if kept or prefix else None
+    info = dict(location=location, partition_spec="/".join(parts) or None, file_name=file_name, temp=temp)
+    if file_name:
+        if file_name.startswith(("_tmp.", "_task_tmp.", ".")):
+            info["temp"] = True
+        m = _SPARK_FILE.match(file_name)
+        if m:
+            info.update(file_task=m["task"], write_uuid=m["uuid"])
+        else:
+            m = _HIVE_FILE.match(file_name)
+            if m:
+                info.update(
+                    file_task=m["task"],
+                    file_attempt=int(m["attempt"]) if m["attempt"] is not None else None,
+                )
+    return PathInfo(**info)
+
+
+def enrich(ev: Event) -> Event:
+    """Fill an event's identity columns from the path it acted on (its target, if moved)."""
+    if ev.location is not None:
+        return ev
+    path = ev.target_path or ev.path
+    if not path:
+        return ev
+    info = resolve(path, is_dir=ev.kind in ("publish", "dir_create"))
+    ev.location = info.location
+    ev.partition_spec = ev.partition_spec or info.partition_spec
+    ev.file_name = info.file_name
+    ev.file_task = info.file_task
+    ev.file_attempt = info.file_attempt
+    ev.write_uuid = ev.write_uuid or info.write_uuid
+    return ev

@@ -1,0 +1,55 @@
+"""A partition's timeline: every event that touched it, from every source, in time order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from commitsleuth.errors import InputError
+from commitsleuth.store import Store
+
+
+@dataclass
+class TimelineRow:
+    event_id: int
+    ts: object
+    kind: str
+    actor: str | None
+    path: str | None
+    status: str | None
+    where: str
+    raw: str | None
+
+
+def timeline(store: Store, table: str, partition: str | None = None) -> list[TimelineRow]:
+    """Events on ``table`` (a table name or an output location) and optionally one partition."""
+    rows = store.con.execute(
+        "SELECT * FROM timeline WHERE (table_name = $t OR location = $t) "
+        "AND ($p IS NULL OR partition_spec = $p) "
+        "ORDER BY location, partition_spec, ts NULLS LAST, source, line_no, event_id",
+        {"t": table, "p": _norm_partition(partition)},
+    ).fetchall()
+    if not rows:
+        known = store.con.execute(
+            "SELECT DISTINCT coalesce(table_name, location) FROM events "
+            "WHERE coalesce(table_name, location) IS NOT NULL ORDER BY 1 LIMIT 10"
+        ).fetchall()
+        hint = "; known: " + ", ".join(k[0] for k in known) if known else ""
+        what = f"{table} {partition}" if partition else table
+        raise InputError(f"no events for {what}{hint}")
+    return [
+        TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], f"{r[9]}:{r[10]}" if r[10] is not None else str(r[9]), r[11])
+        for r in rows
+    ]
+
+
+def _norm_partition(spec: str | None) -> str | None:
+    """Accept ``dt=1/h=2``, ``dt=1,h=2`` and ``(dt='1', h='2')`` alike."""
+    if spec is None:
+        return None
+    spec = spec.strip().strip("(){}")
+    parts = [p.strip() for p in spec.replace(",", "/").split("/") if p.strip()]
+    out = []
+    for p in parts:
+        k, _, v = p.partition("=")
+        out.append(f"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}")
+    return "/".join(out)

@@ -1,0 +1,1 @@
+"""One module per log format; ``commitsleuth.parsers.registry`` lists them explicitly."""

@@ -1,0 +1,21 @@
+"""Lark grammars from ``grammars/*.lark``, each built once (LALR, contextual lexer)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark
+
+
+@lru_cache(maxsize=None)
+def grammar(name: str) -> Lark:
+    text = resources.files("commitsleuth.parsers").joinpath("grammars", f"{name}.lark").read_text(
+        encoding="utf-8"
+    )
+    return Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=True)
+
+
+def grammar_names() -> list[str]:
+    folder = resources.files("commitsleuth.parsers").joinpath("grammars")
+    return sorted(p.name[: -len(".lark")] for p in folder.iterdir() if p.name.endswith(".lark"))

@@ -1,0 +1,63 @@
+"""Shared fixtures: a real DuckDB store in a temp dir, the CLI run in-process, the corpus."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from commitsleuth.cli import main
+from commitsleuth.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("COMMITSLEUTH_SHARED", REPO.parent / "shared"))
+CORPUS = SHARED / "corpus"
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def db_path(tmp_path) -> Path:
+    return tmp_path / "store.duckdb"
+
+
+@pytest.fixture
+def store(db_path):
+    with Store(db_path) as s:
+        yield s
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run ``commitsleuth ARGS`` in this process; returns exit code, stdout and stderr."""
+    monkeypatch.delenv("COMMITSLEUTH_DB", raising=False)
+
+    def run(*args: str) -> CliResult:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.fail(f"the shared corpus is missing at {CORPUS}; set COMMITSLEUTH_SHARED")
+    return CORPUS
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root

@@ -1,0 +1,189 @@
+"""The CLI in-process: exact messages, exit codes, and the seed-000 case through every layer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from commitsleuth.demo import sample_dir
+
+SEED = sample_dir() / "seed000" / "logs"
+A0 = "attempt_201304111550_268224_m_000005_0"
+A1 = "attempt_201304111550_268234_m_000005_1"
+
+
+def test_demo_prints_the_double_commit_with_evidence(cli, tmp_path):
+    r = cli("demo", "--db", tmp_path / "demo.duckdb")
+    assert r.exit_code == 0, r.err
+    assert "CS101 double-commit [high] - 1 finding" in r.out
+    assert "  hp_cal_month=2013-04 in hdfs://10.2.6.102/tmp/hive-deploy/" in r.out
+    assert f"task 000005 published by 2 attempts into hp_cal_month=2013-04: {A0}, {A1}" in r.out
+    assert f"{SEED / 'task-logs.txt'}:2" in r.out
+    assert f"{SEED / 'task-logs.txt'}:5" in r.out
+    assert "remedy: disable speculative execution" in r.out
+
+
+def test_ingest_analyze_exit_codes(cli, db_path):
+    r = cli("ingest", SEED, "--db", db_path)
+    assert (r.exit_code, r.out, r.err) == (0, "ingested 1 file (1 ok): 2 events, 0 rejected lines\n", "")
+    r = cli("analyze", "--db", db_path)
+    assert r.exit_code == 1
+    assert r.out.endswith("1 finding (1 high).\n")
+    r = cli("analyze", "--db", db_path, "--fail-on", "critical")
+    assert r.exit_code == 0
+    r = cli("analyze", "--db", db_path, "--format", "json")
+    data = json.loads(r.out)
+    assert [f["code"] for f in data] == ["CS101"]
+    assert data[0]["actors"] == [A0, A1]
+    assert [e["where"] for e in data[0]["evidence"]] == [
+        f"{SEED / 'task-logs.txt'}:2",
+        f"{SEED / 'task-logs.txt'}:5",
+    ]
+
+
+def test_reingest_adds_nothing(cli, db_path):
+    cli("ingest", SEED, "--db", db_path)
+    r = cli("ingest", SEED, "--db", db_path)
+    assert r.out == "ingested 1 file (1 unchanged): 0 events, 0 rejected lines\n"
+    assert duckdb.connect(str(db_path)).execute("select count(*) from events").fetchone()[0] == 2
+
+
+def test_env_var_selects_the_store(cli, tmp_path, monkeypatch):
+    target = tmp_path / "from-env.duckdb"
+    monkeypatch.setenv("COMMITSLEUTH_DB", str(target))
+    r = cli("ingest", SEED)
+    assert r.exit_code == 0
+    assert target.exists()
+
+
+def test_unknown_subcommand(cli):
+    r = cli("injest", "x")
+    assert (r.exit_code, r.out) == (2, "")
+    assert r.err == "Error: No such command 'injest'. Did you mean 'ingest'? (see 'commitsleuth --help')\n"
+
+
+def test_missing_path(cli, db_path):
+    r = cli("ingest", "/no/such/dir", "--db", db_path)
+    assert (r.exit_code, r.out, r.err) == (2, "", "Error: no such file or directory: /no/such/dir\n")
+
+
+def test_unknown_format_suggests(cli, db_path):
+    r = cli("ingest", SEED, "--format", "hive-log4j", "--db", db_path)
+    assert r.exit_code == 2
+    assert r.err.startswith("Error: unknown format 'hive-log4j'; did you mean 'hive-log4j1'?")
+    assert r.err.count("\n") == 1
+
+
+def test_unreadable_file_real(cli, tmp_path, db_path):
+    """A file whose bytes cannot be read (Linux /proc/self/mem fails at offset 0 for root too)."""
+    bad = tmp_path / "task.log"
+    bad.symlink_to("/proc/self/mem")
+    good = tmp_path / "other" / "task-logs.txt"
+    good.parent.mkdir()
+    good.write_text((SEED / "task-logs.txt").read_text())
+    r = cli("ingest", bad, good.parent, "--db", db_path)
+    assert r.exit_code == 2
+    assert r.err == f"Error: {bad.resolve()}: cannot read: Input/output error\n"
+    assert r.out == "ingested 2 files (1 ok, 1 failed): 2 events, 0 rejected lines\n"
+    rows = duckdb.connect(str(db_path), read_only=True).execute(
+        "select status, reason from sources order by source_id").fetchall()
+    assert rows == [("failed", "cannot read: Input/output error"), ("ok", None)]
+
+
+def test_permission_denied(cli, tmp_path, db_path, monkeypatch):
+    """chmod 000 does not stop root (CI runs as root), so the denial itself is faked here."""
+    secret = tmp_path / "hive.log"
+    secret.write_text("x\n")
+    secret.chmod(0o000)
+    if os.geteuid() == 0:
+        import commitsleuth.ingest as ingest_mod
+
+        real = ingest_mod.fingerprint
+
+        def deny(path, *a, **kw):
+            if Path(path) == secret.resolve():
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, *a, **kw)
+
+        monkeypatch.setattr(ingest_mod, "fingerprint", deny)
+    r = cli("ingest", secret, "--db", db_path)
+    assert (r.exit_code, r.err) == (2, f"Error: {secret.resolve()}: cannot read: Permission denied\n")
+
+
+def test_query_named_and_raw_sql(cli, db_path):
+    cli("ingest", SEED, "--db", db_path)
+    cli("analyze", "--db", db_path)
+    r = cli("query", "findings_summary", "--db", db_path, "--format", "csv")
+    assert (r.exit_code, r.out) == (0, "code,name,severity,findings,partitions\nCS101,double-commit,high,1,1\n")
+    r = cli("query", "select count(*) as n from events", "--db", db_path)
+    assert r.out == "n\n-\n2\n(1 row)\n"
+    r = cli("query", "double_comits", "--db", db_path)
+    assert (r.exit_code, r.err) == (2, "Error: no query named 'double_comits'; did you mean 'double_commits'?\n")
+    r = cli("query", "select * from nowhere", "--db", db_path)
+    assert r.exit_code == 2 and r.err.startswith("Error: query failed: Catalog Error")
+
+
+def test_plain_duckdb_reads_the_store(cli, db_path):
+    """Another process with only the duckdb module opens the store and reads findings."""
+    cli("ingest", SEED, "--db", db_path)
+    cli("analyze", "--db", db_path)
+    code = (
+        "import duckdb,sys; c=duckdb.connect(sys.argv[1], read_only=True);"
+        "print(c.execute('select code, partition_spec from findings').fetchall())"
+    )
+    p = subprocess.run([sys.executable, "-c", code, str(db_path)], capture_output=True, text=True)
+    assert p.stdout.strip() == "[('CS101', 'hp_cal_month=2013-04')]", p.stderr
+
+
+def test_timeline_of_the_partition(cli, db_path):
+    cli("ingest", SEED, "--db", db_path)
+    loc = "hdfs://10.2.6.102/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_8643833043783438119/-ext-10000"
+    r = cli("timeline", loc, "hp_cal_month=2013-04", "--db", db_path)
+    assert r.exit_code == 0
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["time", "kind", "actor", "path", "evidence"]
+    assert A0 in lines[2] and A1 in lines[3]
+    assert lines[-1] == "(2 rows)"
+    r = cli("timeline", "db.nothing", "--db", db_path)
+    assert r.exit_code == 2
+    assert r.err == f"Error: no events for db.nothing; known: {loc}\n"
+
+
+def test_report_is_written_and_escaped(cli, db_path, tmp_path):
+    cli("ingest", SEED, "--db", db_path)
+    cli("analyze", "--db", db_path)
+    out = tmp_path / "r.html"
+    r = cli("report", "-o", out, "--db", db_path)
+    assert r.out == f"report written to {out}\n"
+    html = out.read_text()
+    assert A0 in html and A1 in html and "hp_cal_month=2013-04" in html
+
+
+def test_store_locked_by_another_process(cli, db_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(60)", str(db_path)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        r = cli("ingest", SEED, "--db", db_path)
+        assert r.exit_code == 2
+        assert r.err.startswith(f"Error: {db_path} is locked by another process (process {holder.pid})")
+        assert r.err.count("\n") == 1
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_every_command_has_an_example_in_help(cli):
+    from commitsleuth.cli import cli as group
+
+    for name in group.commands:
+        r = cli(name, "--help")
+        assert r.exit_code == 0
+        assert "Example" in r.out, name

@@ -1,0 +1,56 @@
+"""The DuckDB store: versioned schema, forward-only migrations, bulk writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pytest
+
+from commitsleuth.errors import StoreError
+from commitsleuth.model import EVENT_COLUMNS, Event
+from commitsleuth.store import Store, latest_version, migrations
+
+
+def test_fresh_store_has_every_table_at_the_latest_version(db_path):
+    with Store(db_path) as s:
+        tables = {r[0] for r in s.con.execute("select table_name from information_schema.tables").fetchall()}
+        assert {"schema_version", "sources", "events", "rejects", "findings", "timeline"} <= tables
+        assert s.schema_version() == latest_version()
+        cols = [r[0] for r in s.con.execute(
+            "select column_name from information_schema.columns where table_name='events' order by ordinal_position"
+        ).fetchall()]
+        assert tuple(cols) == EVENT_COLUMNS
+
+
+def test_migrations_are_numbered_without_gaps():
+    versions = [v for v, _, _ in migrations()]
+    assert versions == list(range(1, len(versions) + 1))
+
+
+def test_reopening_runs_nothing_twice(db_path):
+    Store(db_path).close()
+    with Store(db_path) as s:
+        assert s.con.execute("select count(*) from schema_version").fetchone()[0] == latest_version()
+
+
+def test_a_newer_store_is_refused(db_path):
+    Store(db_path).close()
+    con = duckdb.connect(str(db_path))
+    con.execute("insert into schema_version values (999, 'future', now())")
+    con.close()
+    with pytest.raises(StoreError, match="schema version 999, newer than this commitsleuth"):
+        Store(db_path)
+
+
+def test_bulk_write_assigns_increasing_ids(store):
+    evs = [Event(kind="rename", path=f"/t/p=1/00000{i}_0", ts=dt.datetime(2020, 1, 1, 0, 0, i)) for i in range(3)]
+    assert store.write_events(evs) == 3
+    assert store.write_events(evs[:1]) == 1
+    ids = [r[0] for r in store.con.execute("select event_id from events order by event_id").fetchall()]
+    assert ids == [1, 2, 3, 4]
+
+
+def test_read_only_open_of_a_missing_store_is_a_clear_error(tmp_path):
+    with pytest.raises(StoreError, match="no database at .*: run 'commitsleuth ingest' first"):
+        Store(tmp_path / "missing.duckdb", read_only=True)
