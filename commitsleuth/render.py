@@ -34,7 +34,7 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 100) ->
                 line = (ev.raw or "").splitlines()[0] if ev.raw else ""
                 if len(line) > width:
                     line = line[: width - 3] + "..."
-                out.append(f"      {ev.where}")
+                out.append(f"      {ev.where}" + (f"  [{ev.actor}]" if ev.actor else ""))
                 out.append(f"        {line}")
             if f.remedy:
                 out.append(f"    remedy: {f.remedy}")

@@ -19,6 +19,8 @@ from commitsleuth.errors import StoreError, StoreLockedError
 from commitsleuth.model import Event, events_to_arrow
 
 DEFAULT_DB = "commitsleuth.duckdb"
+# Files readable by every DuckDB since 1.0, so the user's own `duckdb` shell opens the store.
+STORAGE_COMPATIBILITY = "v1.0.0"
 
 
 def default_db_path() -> str:
@@ -47,7 +49,8 @@ class Store:
         if read_only and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
+            config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+            self.con = duckdb.connect(self.path, read_only=read_only, config=config)
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" in msg.lower():

@@ -140,6 +140,21 @@ def test_plain_duckdb_reads_the_store(cli, db_path):
     assert p.stdout.strip() == "[('CS101', 'hp_cal_month=2013-04')]", p.stderr
 
 
+def test_duckdb_shell_reads_the_store(cli, db_path):
+    """The plain duckdb shell (the duckdb-cli package, a 1.x release) opens the store."""
+    import shutil
+
+    cli("ingest", SEED, "--db", db_path)
+    cli("analyze", "--db", db_path)
+    shell = shutil.which("duckdb", path=os.path.dirname(sys.executable)) or shutil.which("duckdb")
+    assert shell, "the duckdb shell is a test dependency (duckdb-cli)"
+    p = subprocess.run(
+        [shell, "-readonly", "-csv", str(db_path), "-c", "select code, partition_spec from findings"],
+        capture_output=True, text=True,
+    )
+    assert (p.returncode, p.stdout) == (0, "code,partition_spec\nCS101,hp_cal_month=2013-04\n"), p.stderr
+
+
 def test_timeline_of_the_partition(cli, db_path):
     cli("ingest", SEED, "--db", db_path)
     loc = "hdfs://10.2.6.102/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_8643833043783438119/-ext-10000"
