@@ -144,6 +144,8 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) 
                 batch = []
     except ReadError as exc:
         status, reason = "partial", str(exc)
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
+        status, reason = "partial", f"internal error after line {stats.lines}: {type(exc).__name__}: {exc}"
     else:
         status, reason = "ok", None
     written += store.write_events(batch)

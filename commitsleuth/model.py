@@ -28,6 +28,7 @@ KINDS = {
     "attempt_end": "a task attempt ended; status is success, failed, killed or commit_denied",
     "attempt_state": "a task attempt changed state (MR AppMaster transitions)",
     "speculate": "the scheduler decided to launch a speculative attempt",
+    "exclude": "the scheduler excluded (blacklisted) an executor or node after task failures",
     "commit_allowed": "an attempt was authorised to commit its output",
     "commit_denied": "an attempt was refused the right to commit",
     "task_commit": "an attempt committed its output (Saved output of task, Committed)",

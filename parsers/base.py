@@ -77,6 +77,9 @@ class Format:
     head_fields: Callable[[object], dict] | None = None
     path_hint: re.Pattern | None = None
     priority: int = 0
+    # Formats that are not line-oriented text logs (Spark event-log JSON) bring their own
+    # decoder: ``decoder(lines, ctx, stats) -> Iterator[Event]``, called by ``parse_lines``.
+    decoder: Callable | None = None
 
     def matches_head(self, line: str) -> bool:
         return self.record_start.match(line) is not None
@@ -126,6 +129,9 @@ def parse_lines(
     of a headed format are rejected, counted in ``stats``.
     """
     stats = stats if stats is not None else ParseStats()
+    if fmt.decoder is not None:
+        yield from fmt.decoder(lines, ctx, stats)
+        return
     attempt = ctx.attempt_id
     pending: Event | None = None
     continuation: list[str] = []

@@ -6,11 +6,12 @@ import difflib
 
 from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers.base import Format
-from commitsleuth.parsers.formats import hive_log4j1, mr1_task_stdout
+from commitsleuth.parsers.formats import hive_log4j1, mr1_task_stdout, spark_eventlog
 
 FORMATS: tuple[Format, ...] = (
     hive_log4j1.FORMAT,
     mr1_task_stdout.FORMAT,
+    spark_eventlog.FORMAT,
 )
 BY_NAME = {f.name: f for f in FORMATS}
 
