@@ -11,8 +11,10 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 	  { echo "commitsleuth needs Python 3.10 or newer (found $$($(PYTHON) --version))."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@echo "Installing commitsleuth and its dependencies into $(VENV) (log: $(VENV)/install.log)"
+	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/install.log 2>&1 && \
+	  $(BIN)/python -m pip install -e '.[test]' >> $(VENV)/install.log 2>&1 || \
+	  { tail -n 40 $(VENV)/install.log; echo "Install failed; the whole log is in $(VENV)/install.log"; exit 1; }
 	@touch $(STAMP)
 
 install: $(STAMP)

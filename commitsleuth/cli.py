@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import sys
 import traceback
 
@@ -234,7 +235,8 @@ def demo(db: str) -> int:
         click.echo("")
         click.echo(findings_text(store, findings))
     click.echo("")
-    click.echo(f"Explore it: commitsleuth query --db {db} double_commits")
+    exe = "commitsleuth" if shutil.which("commitsleuth") else sys.argv[0] or "commitsleuth"
+    click.echo(f"Explore it: {exe} query --db {db} double_commits")
     return EXIT_OK
 
 

@@ -12,7 +12,7 @@ from commitsleuth.model import SEVERITIES
 from commitsleuth.store import Store
 
 
-def findings_text(store: Store, findings: list[Finding], *, width: int = 100) -> str:
+def findings_text(store: Store, findings: list[Finding], *, width: int = 400) -> str:
     """Findings grouped by detector, most severe first, each with its evidence and remedy."""
     if not findings:
         return "No findings."
