@@ -7,21 +7,31 @@ from __future__ import annotations
 
 import datetime as dt
 import glob
+import multiprocessing
 import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from commitsleuth.errors import InputError
+from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
-from commitsleuth.parsers.base import ATTEMPT_RE, Format
-from commitsleuth.readers import ReadError, fingerprint, open_lines, peek_lines, same_head
+from commitsleuth.parsers.base import ATTEMPT_RE, BINARY, Format
+from commitsleuth.parsers.scan import BlockScanner
+from commitsleuth.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
+                                  open_lines, peek_lines, same_head)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
 BATCH = 50_000
+PARALLEL_MIN = 256 << 20  # plain files this big are scanned by several processes
+MAX_WORKERS = 4
 _USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
 
 
@@ -110,10 +120,14 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) 
     if previous is not None and same_head(path, previous["fingerprint"]):
         if size == previous["size_bytes"] and (previous["status"] != "skipped" or not fmt_forced):
             return SourceResult(uri, "unchanged", previous["format"], source_id=previous["source_id"])
-        if previous["status"] == "ok" and size > previous["size_bytes"] and previous["format"]:
+        if previous["status"] in ("ok", "partial") and size > previous["size_bytes"] and previous["format"]:
             resume_at, first_line = previous["bytes_read"], previous["lines"] + 1
             fmt_forced = fmt_forced or get_format(previous["format"])
 
+    if size == 0:
+        sid = store.add_source(uri, "file", fingerprint=fp, size_bytes=0, status="skipped",
+                               reason="empty file", finished_at=_now())
+        return SourceResult(uri, "skipped", None, reason="empty file", source_id=sid)
     try:
         head = peek_lines(path)
     except ReadError as exc:
@@ -133,22 +147,19 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) 
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri))
     stats = ParseStats()
-    reader = open_lines(path, start_offset=resume_at, first_line=first_line, progress=progress)
-    batch, written = [], 0
+    read = _Read(path, fmt, ctx, stats, resume_at, first_line, progress, size)
+    written = 0
+    status, reason = "ok", None
     try:
-        for ev in parse_lines(fmt, reader, ctx, stats):
-            ev.raw = redact(ev.raw)
-            batch.append(enrich(ev))
-            if len(batch) >= BATCH:
-                written += store.write_events(batch)
-                batch = []
+        for table in read.tables():
+            store.write_arrow(table)
+            written += table.num_rows
     except ReadError as exc:
         status, reason = "partial", str(exc)
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
         status, reason = "partial", f"internal error after line {stats.lines}: {type(exc).__name__}: {exc}"
-    else:
-        status, reason = "ok", None
-    written += store.write_events(batch)
+    if status == "ok" and read.damage():
+        status, reason = "partial", read.damage()
     store.add_rejects(sid, {k: [c, line, redact(sample)] for k, (c, line, sample) in stats.rejects.items()})
     base_lines = first_line - 1
     store.update_source(
@@ -156,13 +167,140 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) 
         status=status,
         reason=reason,
         size_bytes=size,
-        bytes_read=reader.bytes_read,
+        bytes_read=read.bytes_read,
         lines=base_lines + stats.lines,
         events=(previous["events"] if resume_at else 0) + written,
         rejected=(previous["rejected"] if resume_at else 0) + stats.rejected,
         finished_at=_now(),
     )
     return SourceResult(uri, status, fmt.name, written, stats.lines, stats.rejected, reason, sid)
+
+
+def _stored(events) -> list:
+    """Events as stored: raw text redacted, paths resolved to location and partition."""
+    out = []
+    for ev in events:
+        ev.raw = redact(ev.raw)
+        out.append(enrich(ev))
+    return out
+
+
+def _batches(events: Iterable) -> Iterator[pa.Table]:
+    batch = []
+    for ev in events:
+        batch.append(ev)
+        if len(batch) >= BATCH:
+            yield events_to_arrow(_stored(batch), None)
+            batch = []
+    if batch:
+        yield events_to_arrow(_stored(batch), None)
+
+
+class _Read:
+    """One file's read: the block scan for headed text logs (split across processes when the
+    file is big and plain), the line parse for headless output and decoders."""
+
+    def __init__(self, path: Path, fmt: Format, ctx: SourceContext, stats: ParseStats,
+                 resume_at: int, first_line: int, progress, size: int):
+        self.path, self.fmt, self.ctx, self.stats = path, fmt, ctx, stats
+        self.resume_at, self.first_line, self.progress, self.size = resume_at, first_line, progress, size
+        self.bytes_read = resume_at
+        self.invalid_utf8 = self.long_lines = 0
+
+    def tables(self) -> Iterator[pa.Table]:
+        fmt = self.fmt
+        if fmt.head is None or fmt.decoder is not None:
+            reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
+            try:
+                yield from _batches(parse_lines(fmt, reader, self.ctx, self.stats))
+            finally:
+                self.bytes_read = reader.bytes_read
+                self.invalid_utf8, self.long_lines = reader.invalid_utf8, reader.long_lines
+            return
+        workers = _workers(self.size)
+        if workers > 1 and not self.resume_at and is_plain(self.path):
+            yield from self._parallel(workers)
+            return
+        reader = BlockReader(self.path, self.resume_at, progress=self.progress)
+        scanner = BlockScanner(fmt, self.ctx, self.stats, self.first_line)
+        try:
+            yield from _batches(_scan(scanner, reader))
+        finally:
+            self.bytes_read = reader.bytes_read
+            self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
+
+    def _parallel(self, workers: int) -> Iterator[pa.Table]:
+        bounds = line_bounds(self.path, workers * 2)
+        jobs = [(str(self.path), self.fmt.name, self.ctx, a, b) for a, b in zip(bounds, bounds[1:])]
+        ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB's threads
+        line_shift = 0
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for (_, _, _, a, b), (table, stats, invalid, long_lines) in zip(jobs, pool.map(scan_range, jobs)):
+                if line_shift:
+                    table = table.set_column(
+                        table.schema.get_field_index("line_no"), "line_no",
+                        pc.add(table.column("line_no"), line_shift))
+                self.stats.merge(stats, line_shift)
+                self.invalid_utf8 += invalid
+                self.long_lines += long_lines
+                line_shift += stats.lines
+                self.bytes_read = b
+                if self.progress:
+                    self.progress(b - a)
+                yield table
+
+    def damage(self) -> str | None:
+        """One line on what was read but not kept whole, or None."""
+        said = []
+        binary = self.stats.rejects.get(BINARY)
+        if binary:
+            said.append(f"{binary[0]} line{'s' if binary[0] != 1 else ''} of binary data rejected (from line {binary[1]})")
+        if self.long_lines:
+            said.append(f"{self.long_lines} line{'s' if self.long_lines != 1 else ''} longer than "
+                        f"{MAX_LINE >> 20} MiB cut to {MAX_LINE >> 20} MiB")
+        if self.invalid_utf8:
+            said.append(f"{self.invalid_utf8} line{'s' if self.invalid_utf8 != 1 else ''} not valid UTF-8 "
+                        "(bad bytes replaced)")
+        return "; ".join(said) or None
+
+
+def _scan(scanner: BlockScanner, blocks, close: bool = True) -> Iterator:
+    for offset, data in blocks:
+        yield from scanner.feed(offset, data)
+    if close:
+        yield from scanner.close()
+
+
+def _workers(size: int) -> int:
+    if size < PARALLEL_MIN:
+        return 1
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def scan_range(job) -> tuple[pa.Table, ParseStats, int, int]:
+    """One process's share of a big plain file: lines in [start, end), as stored events.
+
+    Line numbers count from the range's start; the caller shifts them. A record crossing the
+    end takes its continuation lines from beyond it, as the whole-file scan would.
+    """
+    path, fmt_name, ctx, start, end = job
+    fmt = get_format(fmt_name)
+    stats = ParseStats()
+    scanner = BlockScanner(fmt, ctx, stats, 1, at_start=start == 0)
+    reader = BlockReader(Path(path), start, end=end)
+    events = list(_scan(scanner, reader, close=False))
+    if scanner.wants_more():
+        beyond = BlockReader(Path(path), end, block=64 * 1024)
+        scanner.stats = ParseStats()  # lines beyond the range are counted by the next range
+        scanner.parser.stats = scanner.stats
+        for offset, data in beyond:
+            events.extend(scanner.feed_continuation(offset, data))
+            if not scanner.wants_more():
+                break
+        scanner.stats = scanner.parser.stats = stats
+    events.extend(scanner.close())
+    table = pa.concat_tables(list(_batches(events))) if events else events_to_arrow([], None)
+    return table, stats, scanner.invalid_utf8, reader.long_lines
 
 
 def _failed(store: Store, uri: str, fp: str | None, reason: str, size: int | None = None) -> SourceResult:

@@ -54,6 +54,28 @@ def open_binary(path: Path) -> BinaryIO:
     return raw
 
 
+def is_plain(path: Path) -> bool:
+    """True for an uncompressed file, which can be read from any offset."""
+    with open(path, "rb") as f:
+        return codec_of(f.read(4)) is None
+
+
+def line_bounds(path: Path, parts: int) -> list[int]:
+    """``parts + 1`` offsets cutting a plain file into ranges that start at line starts."""
+    size = Path(path).stat().st_size
+    bounds = [0]
+    with open(path, "rb") as f:
+        for i in range(1, parts):
+            f.seek(max(size * i // parts, bounds[-1]))
+            f.readline()
+            at = min(f.tell(), size)
+            if at > bounds[-1]:
+                bounds.append(at)
+    if bounds[-1] < size:
+        bounds.append(size)
+    return bounds
+
+
 def fingerprint(path: Path, limit: int = HEAD_BYTES) -> str:
     """``sha1:<n>`` of the file's first ``n = min(limit, size)`` raw bytes."""
     with open(path, "rb") as f:
@@ -98,71 +120,36 @@ def peek_lines(path: Path, n: int = 200) -> list[str]:
 
 
 class LineReader:
-    """Iterates ``(line_no, byte_offset, text)``; ``bytes_read`` is the end of the last full line."""
+    """Iterates ``(line_no, byte_offset, text)``; ``bytes_read`` is the end of the last full line.
+
+    The lines of ``BlockReader``'s blocks, so both readers always agree on what a line is.
+    """
 
     def __init__(self, path: Path, start_offset: int = 0, first_line: int = 1,
                  progress: Callable[[int], None] | None = None):
         self.path = path
-        self.start_offset = start_offset
         self.first_line = first_line
-        self.bytes_read = start_offset
-        self.progress = progress
+        self.blocks = BlockReader(path, start_offset, progress=progress, block=CHUNK)
         self.invalid_utf8 = 0
-        self.long_lines = 0
+
+    @property
+    def bytes_read(self) -> int:
+        return self.blocks.bytes_read
+
+    @property
+    def long_lines(self) -> int:
+        return self.blocks.long_lines
 
     def __iter__(self) -> Iterator[tuple[int, int, str]]:
-        try:
-            f = open_binary(self.path)
-        except OSError as exc:
-            raise ReadError(_describe(exc)) from None
-        with f:
-            yield from self._lines(f)
-
-    def _lines(self, f: BinaryIO) -> Iterator[tuple[int, int, str]]:
         line_no = self.first_line
-        offset = self.start_offset
-        buf = b""
-        discarding = False  # inside a line longer than MAX_LINE, whose start was yielded
-        try:
-            if self.start_offset:
-                _skip(f, self.start_offset)
-            while True:
-                chunk = f.read(CHUNK)
-                if not chunk:
-                    break
-                if self.progress:
-                    self.progress(len(chunk))
-                if discarding:
-                    nl = chunk.find(b"\n")
-                    if nl < 0:
-                        offset += len(chunk)
-                        continue
-                    offset += nl + 1
-                    line_no += 1
-                    chunk = chunk[nl + 1:]
-                    discarding = False
-                buf += chunk
-                lines = buf.split(b"\n")
-                buf = lines.pop()
-                for raw in lines:
-                    yield line_no, offset, self._decode(raw)
-                    offset += len(raw) + 1
-                    line_no += 1
-                self.bytes_read = offset
-                if len(buf) > MAX_LINE:
-                    self.long_lines += 1
-                    yield line_no, offset, self._decode(buf[:MAX_LINE])
-                    offset += len(buf)
-                    buf = b""
-                    discarding = True
-            if buf and not discarding:
-                yield line_no, offset, self._decode(buf)
-                offset += len(buf)
-            self.bytes_read = offset
-        except ReadError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every decoder error ends the file the same way
-            raise ReadError(_describe(exc)) from None
+        for offset, data in self.blocks:
+            raws = data.split(b"\n")
+            if data.endswith(b"\n"):
+                raws.pop()
+            for raw in raws:
+                yield line_no, offset, self._decode(raw)
+                offset += len(raw) + 1
+                line_no += 1
 
     def _decode(self, raw: bytes) -> str:
         if len(raw) > MAX_LINE:
@@ -184,6 +171,98 @@ def _skip(f: BinaryIO, n: int) -> None:
         if not got:
             break
         n -= len(got)
+
+
+BLOCK = 8 << 20
+LONG_LINE_WINDOW = 4 * MAX_LINE  # a line still unfinished after this many bytes is cut
+
+
+class BlockReader:
+    """Iterates ``(byte_offset, block)``: big blocks of whole lines for the fast scan.
+
+    Yields exactly the lines ``LineReader`` would (same cut of lines longer than ``MAX_LINE``,
+    same loss of the unfinished line when a compressed stream breaks), only not one by one.
+    ``end``: stop at the first line starting at or after this offset (a range of a plain file).
+    """
+
+    def __init__(self, path: Path, start_offset: int = 0, end: int | None = None,
+                 progress: Callable[[int], None] | None = None, block: int = BLOCK):
+        self.path = path
+        self.start_offset = start_offset
+        self.end = end
+        self.bytes_read = start_offset
+        self.progress = progress
+        self.block = block
+        self.long_lines = 0
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        try:
+            f = open_binary(self.path)
+        except OSError as exc:
+            raise ReadError(_describe(exc)) from None
+        with f:
+            yield from self._blocks(f)
+
+    def _blocks(self, f: BinaryIO) -> Iterator[tuple[int, bytes]]:
+        offset = self.start_offset  # of the first byte held in ``parts``
+        parts: list[bytes] = []
+        size = tail = 0  # bytes held; bytes after the last newline held
+        discarding = False  # inside a line longer than MAX_LINE, whose start was yielded
+        remaining = None if self.end is None else self.end - offset
+        try:
+            if offset:
+                _skip(f, offset)
+            while True:
+                want = CHUNK if remaining is None else min(CHUNK, remaining)
+                chunk = f.read(want) if want > 0 else b""
+                if not chunk:
+                    break
+                if remaining is not None:
+                    remaining -= len(chunk)
+                if self.progress:
+                    self.progress(len(chunk))
+                if discarding:
+                    nl = chunk.find(b"\n")
+                    if nl < 0:
+                        offset += len(chunk)
+                        continue
+                    offset += nl + 1
+                    chunk = chunk[nl + 1:]
+                    discarding = False
+                nl = chunk.rfind(b"\n")
+                tail = tail + len(chunk) if nl < 0 else len(chunk) - nl - 1
+                parts.append(chunk)
+                size += len(chunk)
+                if tail > MAX_LINE:
+                    buf = b"".join(parts)
+                    whole = len(buf) - tail
+                    if whole:
+                        yield offset, buf[:whole]
+                    self.long_lines += 1
+                    yield offset + whole, buf[whole:whole + MAX_LINE] + b"\n"
+                    offset += len(buf)
+                    parts, size, tail, discarding = [], 0, 0, True
+                    self.bytes_read = offset
+                elif size >= self.block and tail < size:
+                    buf = b"".join(parts)
+                    cut = len(buf) - tail
+                    yield offset, buf[:cut]
+                    offset += cut
+                    parts, size = ([buf[cut:]], tail) if tail else ([], 0)
+                    self.bytes_read = offset
+            if parts and not discarding:
+                buf = b"".join(parts)
+                yield offset, buf
+                offset += len(buf)
+            self.bytes_read = offset
+        except Exception as exc:  # noqa: BLE001 - every decoder error ends the file the same way
+            # The whole lines read before the damage are kept, as LineReader keeps them.
+            buf = b"".join(parts)
+            cut = len(buf) - tail
+            if cut > 0 and not discarding:
+                self.bytes_read = offset + cut
+                yield offset, buf[:cut]
+            raise ReadError(_describe(exc)) from None
 
 
 def open_lines(path: Path, start_offset: int = 0, first_line: int = 1, progress=None) -> LineReader:

@@ -1,7 +1,14 @@
-"""What every log format shares: the declaration (name, grammar, samples) and the pure parse.
+"""What every log format shares: the declaration (name, head, samples) and the pure parse.
 
 Parsing never touches the store: ``parse_lines`` turns numbered lines into events and counts
 what it could not read, so the same code runs in the local engine and inside Spark.
+``parsers/scan.py`` is the same parse over whole byte blocks (the local engine's fast path);
+both call ``RecordParser`` and a test checks they yield identical events.
+
+A format's head is declared as data, lnav-style: one regular expression with named groups
+(``date``, ``time``, ``level``, ``thread``, ``logger``, ``message``) that both recognises a
+record's first line and splits it. The message after the head goes through the shared lark
+grammar (``grammars/messages.lark``) only when it carries one of its keywords.
 """
 
 from __future__ import annotations
@@ -11,17 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
-from lark import UnexpectedInput
-
 from commitsleuth.model import Event
-from commitsleuth.parsers.lark_loader import grammar
+from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 from commitsleuth.parsers.messages import KEYWORD_RE, parse_message
 
 MAX_CONTINUATION_LINES = 40
 MAX_RAW_CHARS = 8192
-ATTEMPT_RE = re.compile(
-    r"attempt_(?P<cluster>\d+)_(?P<job>\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<attempt>\d+)"
-)
+BINARY = "binary data (NUL bytes)"
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,7 @@ class ParseStats:
     records: int = 0
     events: int = 0
     rejected: int = 0
+    merged: int = 0  # metastore audit lines that repeat the call line just above them
     rejects: dict[str, list] = field(default_factory=dict)  # reason -> [count, first_line, sample]
 
     def reject(self, reason: str, line_no: int, text: str) -> None:
@@ -56,64 +60,154 @@ class ParseStats:
             self.rejects[reason] = [1, line_no, text[:500]]
         else:
             entry[0] += 1
+            if line_no < entry[1]:
+                entry[1], entry[2] = line_no, text[:500]
+
+    def merge(self, other: "ParseStats", line_shift: int = 0) -> None:
+        """Add another part's counters (a later range of the same file, lines shifted)."""
+        self.lines += other.lines
+        self.records += other.records
+        self.events += other.events
+        self.merged += other.merged
+        for reason, (count, first, sample) in other.rejects.items():
+            self.rejected += count
+            entry = self.rejects.get(reason)
+            if entry is None or first + line_shift < entry[1]:
+                self.rejects[reason] = [count + (entry[0] if entry else 0), first + line_shift, sample]
+            else:
+                entry[0] += count
 
 
 @dataclass(frozen=True)
 class Format:
     """One log format, declared as data.
 
-    ``head``: name of the lark grammar that splits a record's first line into head fields and
-    the message (``None`` for headless output such as task stdout). ``record_start``: a cheap
-    test that a line begins a record; lines that fail it continue the record above them.
-    ``priority``: among formats that match a file equally, the higher one is more specific.
+    ``head``: pattern with named groups matching a record's first line (None for headless
+    output such as task stdout, where every line stands alone). ``record_start``: the test that
+    a line begins a record, by default the head itself; lines that fail it continue the record
+    above them. ``priority``: among formats that match a file equally, the higher one is more
+    specific. ``decoder``: formats that are not line-oriented text logs (Spark event-log JSON)
+    bring their own, ``decoder(lines, ctx, stats) -> Iterator[Event]``.
     """
 
     name: str
     description: str
-    head: str | None
-    record_start: re.Pattern
     samples: tuple[Sample, ...]
     kinds: tuple[str, ...]
-    head_fields: Callable[[object], dict] | None = None
+    head: re.Pattern | None = None
+    record_start: re.Pattern | None = None
     path_hint: re.Pattern | None = None
     priority: int = 0
-    # Formats that are not line-oriented text logs (Spark event-log JSON) bring their own
-    # decoder: ``decoder(lines, ctx, stats) -> Iterator[Event]``, called by ``parse_lines``.
     decoder: Callable | None = None
 
+    @property
+    def starts(self) -> re.Pattern | None:
+        return self.record_start or self.head
+
     def matches_head(self, line: str) -> bool:
-        return self.record_start.match(line) is not None
+        starts = self.starts
+        return starts is not None and starts.match(line) is not None
 
     def parse_head(self, line: str) -> dict | None:
         """Head fields plus ``message`` of a record's first line, or None if it has no head."""
         if self.head is None:
             return {"message": line}
-        try:
-            tree = grammar(self.head).parse(line)
-        except UnexpectedInput:
+        m = self.head.match(line)
+        if m is None:
             return None
-        return self.head_fields(tree)
+        return head_fields(m.groupdict())
 
 
 def parse_ts(date: str, time: str) -> dt.datetime | None:
-    """``2013-05-30`` + ``10:13:59,124`` (or ``T10:13:59.124``) -> datetime."""
+    """``2013-05-30`` or ``17/06/09`` + ``10:13:59,124`` (or ``T10:13:59.124``) -> datetime."""
     time = time.lstrip("T ").replace(",", ".")
+    if "/" in date:
+        y, mo, d = date.split("/")
+        date = f"{'20' + y if len(y) == 2 else y}-{mo}-{d}"
     try:
         return dt.datetime.fromisoformat(f"{date} {time}")
     except ValueError:
         return None
 
 
-def attempt_fields(attempt_id: str) -> dict:
-    m = ATTEMPT_RE.fullmatch(attempt_id)
-    if not m:
-        return {"attempt_id": attempt_id}
-    return {
-        "attempt_id": attempt_id,
-        "attempt_no": int(m["attempt"]),
-        "job_id": f"job_{m['cluster']}_{m['job']}",
-        "task_id": f"task_{m['cluster']}_{m['job']}_{m['type']}_{m['task']}",
-    }
+def head_fields(g: dict) -> dict:
+    out: dict = {"message": g.get("message") or ""}
+    if g.get("date"):
+        out["ts"] = parse_ts(g["date"], g.get("time") or "00:00:00")
+    detail = {}
+    if g.get("level"):
+        detail["level"] = g["level"]
+    if g.get("logger"):
+        detail["logger"] = g["logger"]
+    if detail:
+        out["detail"] = detail
+    if g.get("thread"):
+        out["thread"] = g["thread"]
+    if g.get("host"):
+        out["host"] = g["host"]
+    return out
+
+
+class RecordParser:
+    """The parse of one record's first line, and the little state a source carries across
+    records: the attempt a headless dump names above its output, and each thread's last
+    metastore call (its audit line repeats it)."""
+
+    def __init__(self, fmt: Format, ctx: SourceContext, stats: ParseStats):
+        self.fmt = fmt
+        self.ctx = ctx
+        self.stats = stats
+        self.attempt = ctx.attempt_id
+        self.last_call: dict[str | None, tuple] = {}
+
+    def event(self, line_no: int, offset: int, text: str) -> Event | None:
+        if KEYWORD_RE.search(text) is None:
+            return None
+        head = self.fmt.parse_head(text)
+        if head is None:
+            self.stats.reject(f"{self.fmt.name}: head not understood", line_no, text)
+            return None
+        fields = parse_message(head.pop("message"))
+        if fields is None:
+            self.stats.reject("keyword line not understood", line_no, text)
+            return None
+        if not fields:
+            return None
+        detail = {**head.pop("detail", {}), **(fields.pop("detail", None) or {})}
+        fields = {**head, **fields}
+        if fields["kind"].startswith("partition_") and "call" in detail:
+            if self._repeated_call(fields, detail):
+                self.stats.merged += 1
+                return None
+        if self.attempt and "attempt_id" not in fields:
+            fields.update(attempt_fields(self.attempt))
+        return Event(source_id=self.ctx.source_id, line_no=line_no, byte_offset=offset, raw=text,
+                     detail=detail or None, **fields)
+
+    def _repeated_call(self, fields: dict, detail: dict) -> bool:
+        key = (fields["kind"], fields.get("table_name"), tuple(detail.get("values") or ()),
+               fields.get("partition_spec"))
+        thread = fields.get("thread")
+        if detail.get("via") == "audit":
+            return self.last_call.pop(thread, None) == key
+        self.last_call[thread] = key
+        return False
+
+    def headless_attempt(self, text: str) -> bool:
+        """A line naming only an attempt: the blog and userlogs dumps print it above its output."""
+        bare = text.strip()
+        if ATTEMPT_RE.fullmatch(bare):
+            self.attempt = bare
+            return True
+        return False
+
+
+def finish(ev: Event, continuation: list[str]) -> Event:
+    """The record's event with its continuation lines (stack trace, SQL) attached."""
+    if continuation:
+        ev.raw = "\n".join([ev.raw or "", *continuation])[:MAX_RAW_CHARS]
+        ev.detail = {**(ev.detail or {}), "continuation_lines": len(continuation)}
+    return ev
 
 
 def parse_lines(
@@ -125,32 +219,26 @@ def parse_lines(
     """Events stated by ``(line_no, byte_offset, text)`` lines of one source, in order.
 
     A record is a head line plus the continuation lines under it (stack traces, SQL); only
-    records whose message carries a keyword reach the grammars. Lines before the first head
-    of a headed format are rejected, counted in ``stats``.
+    records whose line carries a keyword reach the grammar. Lines before the first head of a
+    headed format, and lines of binary junk, are rejected, counted in ``stats``.
     """
     stats = stats if stats is not None else ParseStats()
     if fmt.decoder is not None:
         yield from fmt.decoder(lines, ctx, stats)
         return
-    attempt = ctx.attempt_id
+    parser = RecordParser(fmt, ctx, stats)
+    headless = fmt.head is None
     pending: Event | None = None
     continuation: list[str] = []
-    seen_head = fmt.head is None
-
-    def finish(ev: Event) -> Event:
-        if continuation:
-            ev.raw = "\n".join([ev.raw or "", *continuation])[:MAX_RAW_CHARS]
-            ev.detail = {**(ev.detail or {}), "continuation_lines": len(continuation)}
-            continuation.clear()
-        stats.events += 1
-        return ev
+    seen_head = headless
 
     for line_no, offset, text in lines:
         stats.lines += 1
-        if fmt.head is None:
-            bare = text.strip()
-            if ATTEMPT_RE.fullmatch(bare):
-                attempt = bare  # the blog and userlogs dumps print the attempt above its output
+        if "\x00" in text:
+            stats.reject(BINARY, line_no, text)
+            continue
+        if headless:
+            if parser.headless_attempt(text):
                 continue
         elif not fmt.matches_head(text):
             if pending is not None and len(continuation) < MAX_CONTINUATION_LINES:
@@ -161,24 +249,15 @@ def parse_lines(
         seen_head = True
         stats.records += 1
         if pending is not None:
-            yield finish(pending)
+            stats.events += 1
+            yield finish(pending, continuation)
             pending = None
-        continuation.clear()
-        if KEYWORD_RE.search(text) is None:
-            continue
-        head = fmt.parse_head(text)
-        if head is None:
-            stats.reject(f"{fmt.name}: head not understood", line_no, text)
-            continue
-        fields = parse_message(head.pop("message") or "")
-        if fields is None:
-            stats.reject("keyword line not understood", line_no, text)
-            continue
-        fields = {**head, **fields}
-        if attempt and "attempt_id" not in fields:
-            fields.update(attempt_fields(attempt))
-        pending = Event(
-            source_id=ctx.source_id, line_no=line_no, byte_offset=offset, raw=text, **fields
-        )
+        continuation = []
+        pending = parser.event(line_no, offset, text)
     if pending is not None:
-        yield finish(pending)
+        stats.events += 1
+        yield finish(pending, continuation)
+
+
+__all__ = ["ATTEMPT_RE", "Format", "ParseStats", "RecordParser", "Sample", "SourceContext",
+           "attempt_fields", "finish", "parse_lines", "parse_ts"]

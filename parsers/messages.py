@@ -6,58 +6,292 @@ import re
 
 from lark import Token, Transformer, UnexpectedInput
 
+from commitsleuth.parsers.attempts import attempt_fields
 from commitsleuth.parsers.lark_loader import grammar
 
-# The literal each message alternative of messages.lark starts with. A line without one of
-# them is never handed to the LALR parser; tests check that every sample line has one.
+# The literal each message alternative of messages.lark carries. A line without one of them
+# is never handed to the LALR parser; tests check that every sample line has one. Each is
+# distinctive enough that ordinary lines rarely carry it (a hit that parses to nothing is
+# counted in ``rejects``, so a too-generic keyword shows up there).
 KEYWORDS = (
     "renamed path",
     "Duplicate taskid file removed",
     "Moving tmp dir",
+    "Creating directory if it",
+    "Moved to trash",
+    "to trash at",
+    "deleting  ",
+    "Deleted the diretory",
+    "New loading path",
+    "Loading data to table",
+    "command(queryId=",
+    "Starting Job =",
+    "Transitioned from",
+    "we are speculating",
+    "is allowed to commit now",
+    "Result of canCommit",
+    "Saved output of task",
+    ": Committed",
+    ": Not committed because",
+    "Commit denied for stage",
+    "Task was denied committing",
+    "Write Job ",
+    "commit write Job",
+    "Aborting job ",
+    "Committer Algorithm version",
+    "add_partition",
+    "alter_partition",
+    "drop_partition",
+    "append_partition",
+    "rename_partition",
+    "exchange_partition",
+    # stated anywhere in an error message, see EXISTS below
+    "AlreadyExistsException",
+    "Partition already exists",
+    "Duplicate entry",
 )
 KEYWORD_RE = re.compile("|".join(re.escape(k) for k in KEYWORDS))
 
+# Exception text puts these anywhere in a message (after "FAILED:", "MetaException(…", a JDO
+# insert statement, …), which an LALR grammar anchored at the message start cannot express:
+# they are recognised by search, the only messages that are.
+EXISTS = re.compile(
+    r"(?:AlreadyExistsException|Partition already exists)(?:\(message:)?"
+    r"(?:[^\n]*?Partition\(values:\[(?P<values>[^\]]*)\], dbName:(?P<db>[^,\s]+), tableName:(?P<tbl>[^,\s]+))?"
+    r"|Duplicate entry '(?P<entry>[^']*)'(?: for key '(?P<key>[^']*)')?"
+)
 
-def _path(tok: Token) -> str:
-    return str(tok)
+PARTITION_CALLS = {
+    "add_partition": "partition_add",
+    "add_partitions": "partition_add",
+    "add_partitions_req": "partition_add",
+    "append_partition": "partition_add",
+    "append_partition_by_name": "partition_add",
+    "exchange_partition": "partition_add",
+    "exchange_partitions": "partition_add",
+    "alter_partition": "partition_alter",
+    "alter_partitions": "partition_alter",
+    "rename_partition": "partition_alter",
+    "drop_partition": "partition_drop",
+    "drop_partition_by_name": "partition_drop",
+    "drop_partitions_req": "partition_drop",
+}
+TERMINAL_JOB_STATES = {"SUCCEEDED": "success", "FAILED": "failed", "KILLED": "killed", "ERROR": "failed"}
+
+
+def spec_of(text: str) -> str | None:
+    """``(dt='2018-09-28', h=1)`` or ``{dt=2018-09-28, h=1}`` -> ``dt=2018-09-28/h=1``."""
+    inner = text.strip()[1:-1]
+    parts = []
+    for piece in inner.split(","):
+        if "=" not in piece:
+            continue
+        k, v = piece.split("=", 1)
+        parts.append(f"{k.strip().strip('`')}={v.strip().strip(chr(39)).strip(chr(34))}")
+    return "/".join(parts) or None
+
+
+def table_of(db: str | None, tbl: str) -> str:
+    """``db=X tbl=Y`` -> ``X.Y``; ``tbl=hive.X.Y`` (catalog first, Hive 3+) -> ``X.Y``."""
+    if db:
+        return f"{db}.{tbl}"
+    parts = tbl.split(".")
+    return ".".join(parts[-2:])
 
 
 class MessageTransformer(Transformer):
-    """Each rule returns ``dict`` of Event fields, ``kind`` included."""
+    """Each rule returns a ``dict`` of Event fields, ``kind`` included; ``{}`` means "known,
+    but no event" (a line the grammar understands and deliberately ignores)."""
 
     def renamed(self, items):
         src, dst, size = items
-        return {"kind": "rename", "path": _path(src), "target_path": _path(dst), "size": int(size)}
+        return {"kind": "rename", "path": str(src), "target_path": str(dst), "size": int(size)}
 
     def dedup_removed(self, items):
         removed, _kw1, len1, kept, _kw2, len2 = items
-        removed = _path(removed)
+        removed = str(removed)
         if len1 is None:
             removed = removed.rstrip(".")  # 0.x: "… removed: <p>. Existing file: <q>"
-        detail = {"kept": _path(kept)}
+        detail = {"kept": str(kept)}
         if len2 is not None:
             detail["kept_size"] = int(len2)
-        return {
-            "kind": "dedup_remove",
-            "path": removed,
-            "size": int(len1) if len1 is not None else None,
-            "detail": detail,
-        }
+        return {"kind": "dedup_remove", "path": removed,
+                "size": int(len1) if len1 is not None else None, "detail": detail}
 
     def moving_tmp(self, items):
         src, dst = items
-        return {"kind": "publish", "path": _path(src), "target_path": _path(dst)}
+        return {"kind": "publish", "path": str(src), "target_path": str(dst)}
+
+    def mkdir(self, items):
+        return {"kind": "dir_create", "path": str(items[0])}
+
+    def moved_to_trash(self, items):
+        return {"kind": "delete", "path": str(items[0]), "detail": {"how": "trash"}}
+
+    def trash_moved(self, items):
+        return {"kind": "delete", "path": str(items[0])[1:-1], "detail": {"how": "trash", "trash": str(items[1])}}
+
+    def deleting(self, items):
+        return {"kind": "delete", "path": str(items[0]), "detail": {"how": "delete"}}
+
+    def deleted_dir(self, items):
+        return {"kind": "delete", "path": str(items[0]), "detail": {"how": "delete"}}
+
+    def new_loading_path(self, items):
+        path, spec = items
+        return {"kind": "load", "target_path": str(path), "partition_spec": spec_of(str(spec))}
+
+    def loading_data(self, items):
+        table, _kw, spec, src = items
+        return {"kind": "load", "table_name": str(table).replace("`", ""),
+                "partition_spec": spec_of(str(spec)) if spec is not None else None, "path": str(src)}
+
+    def compiling(self, items):
+        return {"kind": "query_start", "query_id": str(items[0]), "status": "compiling",
+                "detail": {"phase": "compile"}}
+
+    def executing(self, items):
+        return {"kind": "query_start", "query_id": str(items[0]), "status": "running",
+                "detail": {"phase": "execute"}}
+
+    def completed(self, items):
+        step, qid, seconds = items
+        if str(step) == "compiling":
+            return {}  # compile time only; the query goes on
+        return {"kind": "query_end", "query_id": str(qid), "status": "success",
+                "detail": {"time_taken": float(seconds)}}
+
+    def starting_job(self, items):
+        return {"kind": "job_start", "job_id": str(items[0])}
+
+    def attempt_transition(self, items):
+        attempt, src, dst = items
+        return {"kind": "attempt_state", **attempt_fields(str(attempt)), "status": str(dst).lower(),
+                "detail": {"from": str(src), "to": str(dst)}}
+
+    def attempt_committed(self, items):
+        return {"kind": "task_commit", **attempt_fields(str(items[0])), "status": "success"}
+
+    def attempt_not_committed(self, items):
+        return {"kind": "commit_denied", **attempt_fields(str(items[0])), "status": "commit_denied"}
+
+    def task_said(self, items):
+        return {}  # task-level transitions repeat what the attempt transitions say
+
+    def job_transition(self, items):
+        job, _src, dst = items
+        status = TERMINAL_JOB_STATES.get(str(dst))
+        if status is None:
+            return {}
+        return {"kind": "job_end", "job_id": str(job)[: -len("Job")], "status": status}
+
+    def speculating(self, items):
+        task = str(items[0])
+        return {"kind": "speculate", "task_id": task, "job_id": "job_" + "_".join(task.split("_")[1:3])}
+
+    def allowed_commit(self, items):
+        return {"kind": "commit_allowed", **attempt_fields(str(items[0]))}
+
+    def can_commit(self, items):
+        attempt, answer = items
+        if str(answer) == "true":
+            return {"kind": "commit_allowed", **attempt_fields(str(attempt))}
+        return {}  # "false" is asked again later; only a "true" authorises
+
+    def saved_output(self, items):
+        attempt, path = items
+        return {"kind": "task_commit", **attempt_fields(str(attempt)), "target_path": str(path),
+                "status": "success"}
+
+    def commit_denied_stage(self, items):
+        ints = [int(i) for i in items if i.type == "INT"]
+        stage, partition = ints[0], ints[-1]
+        return {"kind": "commit_denied", "stage_id": stage,
+                "stage_attempt": ints[1] if len(ints) == 3 else None,
+                "task_id": f"{stage}.{partition}", "status": "commit_denied"}
+
+    def denied_committing(self, items):
+        ints = [int(i) for i in items]
+        stage, partition, attempt = ints[0], ints[-2], ints[-1]
+        return {"kind": "commit_denied", "stage_id": stage,
+                "stage_attempt": ints[1] if len(ints) == 4 else None,
+                "task_id": f"{stage}.{partition}", "attempt_no": attempt, "status": "commit_denied"}
+
+    def write_job_committed(self, items):
+        return {"kind": "job_commit", "job_id": str(items[0]), "write_uuid": str(items[0]), "status": "success"}
+
+    def start_commit_job(self, items):
+        return {}  # the outcome follows: "Write Job … committed" or "Aborting job …"
+
+    def aborting_job(self, items):
+        return {"kind": "job_abort", "job_id": str(items[0]), "write_uuid": str(items[0]), "status": "aborted"}
+
+    def algorithm(self, items):
+        return {"kind": "conf", "detail": {"key": "mapreduce.fileoutputcommitter.algorithm.version",
+                                           "value": str(items[0])}}
+
+    def call(self, items):
+        source, name, _db_kw, db, _tbl_kw, tbl, values, _part_kw, part, _rest = _pad(items, 10)
+        kind = PARTITION_CALLS.get(str(name))
+        if kind is None or tbl is None:
+            return {}
+        out = {"kind": kind, "table_name": table_of(str(db) if db else None, str(tbl)), "status": "ok",
+               "detail": {"call": str(name)}}
+        if values is not None:
+            out["detail"]["values"] = [v.strip() for v in str(values)[1:-1].split(",") if v.strip()]
+        if part is not None:
+            out["partition_spec"] = str(part)
+        if source is not None:
+            out["detail"]["client"] = str(source)[len("source:"):]
+        return out
+
+    def audit(self, items):
+        ugi, ip, call = items
+        if not call:
+            return {}
+        call["detail"].update(ugi=str(ugi).strip(), ip=str(ip).strip(), via="audit")
+        return call
+
+    def metastore_call(self, items):
+        return items[1]
+
+
+def _pad(items: list, n: int) -> list:
+    """The ``call`` rule's children by position: optional terminals are None or absent."""
+    names = ("SOURCE", "CALL_NAME", "DB_KW", "NAME", "TBL_KW", "TBL_NAME", "VALUES", "PART_KW",
+             "PART_NAME", "REST")
+    out = dict.fromkeys(names)
+    for it in items:
+        if isinstance(it, Token):
+            out[it.type] = it
+    return [out[k] for k in names][:n]
 
 
 _TRANSFORMER = MessageTransformer()
 
 
+def _exists(text: str) -> dict | None:
+    m = EXISTS.search(text)
+    if m is None:
+        return None
+    out: dict = {"kind": "partition_exists", "status": "failed", "detail": {}}
+    if m["tbl"]:
+        out["table_name"] = f"{m['db']}.{m['tbl']}"
+        out["detail"]["values"] = [v.strip() for v in m["values"].split(",") if v.strip()]
+    if m["entry"] is not None:
+        out["detail"]["entry"] = m["entry"]
+        if m["key"]:
+            out["detail"]["key"] = m["key"]
+    return out
+
+
 def parse_message(text: str) -> dict | None:
-    """Fields of the event a message states, or None when it states none we know."""
+    """Fields of the event a message states; ``{}`` for a known line of no event; None when
+    the message carries a keyword but no grammar alternative understands it."""
     if KEYWORD_RE.search(text) is None:
         return None
     try:
         tree = grammar("messages").parse(text.strip())
     except UnexpectedInput:
-        return None
+        return _exists(text)
     return _TRANSFORMER.transform(tree)

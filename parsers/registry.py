@@ -6,17 +6,31 @@ import difflib
 
 from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers.base import Format
-from commitsleuth.parsers.formats import hive_log4j1, mr1_task_stdout, spark_eventlog
+from commitsleuth.parsers.formats import (hive_log4j1, hive_log4j2, hive_metastore_audit,
+                                          hs2_operation_log, mr1_task_stdout, mr_task_syslog,
+                                          spark_eventlog, spark_log, tez_task)
 
 FORMATS: tuple[Format, ...] = (
     hive_log4j1.FORMAT,
+    hive_log4j2.FORMAT,
+    hive_metastore_audit.FORMAT,
+    hs2_operation_log.VERBOSE,
+    hs2_operation_log.TERSE,
     mr1_task_stdout.FORMAT,
+    mr_task_syslog.MR1,
+    mr_task_syslog.MR2,
+    tez_task.FORMAT,
+    spark_log.YY,
+    spark_log.ISO,
     spark_eventlog.FORMAT,
 )
 BY_NAME = {f.name: f for f in FORMATS}
 
 DETECT_LINES = 200
 MIN_SHARE = 0.2  # below this share of head-like lines a file is not in that format
+# A specific format (a narrower head of the same shape, e.g. Hadoop loggers in the log4j2
+# layout) wins over a generic one when it matches nearly as many of the file's lines.
+NEARLY = 0.1
 
 
 def get_format(name: str) -> Format:
@@ -31,16 +45,20 @@ def get_format(name: str) -> Format:
 
 
 def detect(path: str, head_lines: list[str]) -> Format | None:
-    """The format most of a file's first lines match, the path hint breaking ties; None if none."""
+    """The format most of a file's first lines match, the path hint and then the more specific
+    format breaking near-ties; None if no format matches enough of them."""
     lines = [line for line in head_lines[:DETECT_LINES] if line.strip()]
-    best, best_score = None, 0.0
+    scored = []
     for fmt in FORMATS:
         hits = sum(1 for line in lines if fmt.matches_head(line))
         score = hits / len(lines) if lines else 0.0
-        if fmt.path_hint is not None and fmt.path_hint.search(path.replace("\\", "/")):
-            score += 1.0
         if score < MIN_SHARE:
             continue
-        if (score, fmt.priority) > (best_score, best.priority if best else -1):
-            best, best_score = fmt, score
-    return best
+        if fmt.path_hint is not None and fmt.path_hint.search(path.replace("\\", "/")):
+            score += 1.0
+        scored.append((score, fmt))
+    if not scored:
+        return None
+    best = max(score for score, _ in scored)
+    near = [(fmt.priority, score, fmt) for score, fmt in scored if score >= best - NEARLY]
+    return max(near, key=lambda t: (t[0], t[1]))[2]

@@ -75,7 +75,7 @@ def test_missing_path(cli, db_path):
 def test_unknown_format_suggests(cli, db_path):
     r = cli("ingest", SEED, "--format", "hive-log4j", "--db", db_path)
     assert r.exit_code == 2
-    assert r.err.startswith("Error: unknown format 'hive-log4j'; did you mean 'hive-log4j1'?")
+    assert r.err.startswith("Error: unknown format 'hive-log4j'; did you mean 'hive-log4j2' or 'hive-log4j1'?")
     assert r.err.count("\n") == 1
 
 

@@ -42,5 +42,5 @@ def test_every_grammar_builds():
 
 
 def test_unknown_format_suggests_the_closest():
-    with pytest.raises(Exception, match=r"unknown format 'mr1-task-stdot'; did you mean 'mr1-task-stdout'\?"):
+    with pytest.raises(Exception, match=r"unknown format 'mr1-task-stdot'; did you mean 'mr1-task-stdout' or 'mr1-task-syslog'\?"):
         get_format("mr1-task-stdot")

@@ -1,34 +1,22 @@
-"""Hive 0.x/1.x client and HiveServer2 logs written through log4j1 layouts."""
+"""Hive 0.x/1.x client, HiveServer2 and metastore logs written through log4j1 layouts."""
 
 import re
 
-from commitsleuth.parsers.base import Format, Sample, parse_ts
+from commitsleuth.parsers.base import Format, Sample
+from commitsleuth.parsers.formats._heads import ISO_TS, LEVEL, LOCATION, LOGGER, MESSAGE, THREAD
 
-
-def head_fields(tree) -> dict:
-    date, time, level, *rest = tree.children
-    out = {"ts": parse_ts(str(date), str(time)), "detail": {"level": str(level)}}
-    message = rest[-1]
-    for node in rest[:-1]:
-        if getattr(node, "data", None) == "thread":
-            out["thread"] = str(node.children[0])
-        elif getattr(node, "type", None) == "LOGGER":
-            out["detail"]["logger"] = str(node)
-    out["message"] = str(message) if message is not None else ""
-    return out
-
+# %d{ISO8601} %-5p [%t(%x)]: %c{2} (%F:%M(%L)) - %m%n, thread and location optional; the
+# thread sometimes carries the session id ("[778c…645 main]") and no colon.
+HEAD = re.compile(rf"{ISO_TS} +{LEVEL} +(?:{THREAD}:? +)?{LOGGER}(?: +{LOCATION})? +- {MESSAGE}")
 
 FORMAT = Format(
     name="hive-log4j1",
-    description="Hive 0.x/1.x and vendor log4j1 layouts: "
-    "'%d{ISO8601} %-5p [%t]: %c{2} (%F:%M(%L)) - %m%n', thread optional",
-    head="log4j1",
-    record_start=re.compile(
-        r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3} +(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
-        r"(\[[^\]]*\]:? +)?[\w$.]+ +\("
-    ),
-    head_fields=head_fields,
-    kinds=("dedup_remove", "publish", "rename"),
+    description="Hive 0.x/1.x, HiveServer2 and metastore, log4j1 layouts: "
+    "'%d{ISO8601} %-5p [%t]: %c{2} (%F:%M(%L)) - %m%n', thread and location optional",
+    head=HEAD,
+    kinds=("dedup_remove", "publish", "rename", "dir_create", "delete", "load", "query_start",
+           "query_end", "job_start", "partition_add", "partition_alter", "partition_drop",
+           "partition_exists"),
     samples=(
         Sample(
             "2013-05-30 10:20:01,123 INFO  exec.Utilities (Utilities.java:removeTempOrDuplicateFiles(1396)) - "
@@ -48,7 +36,35 @@ FORMAT = Format(
         Sample(
             "2015-03-02 11:03:55,101 INFO  [main]: ql.Driver (Driver.java:compile(411)) - "
             "Compiling command(queryId=hive_20150302110355_4a1b): insert overwrite table t select 1",
-            None,
+            "query_start",
+        ),
+        Sample(
+            "2026-09-07 00:08:10,130 INFO  [778c1f2e-5d7a-4c0b-9a55-0d3c2a1b9645 main] utils.FileUtils "
+            "(FileUtils.java:mkdir(167)) - Creating directory if it doesn't exist: "
+            "hdfs://nn/user/hive/warehouse/db.db/t/dt=2026-09-06",
+            "dir_create",
+        ),
+        Sample(
+            "2018-09-28 10:15:02,448 INFO  [pool-7-thread-121]: metastore.HiveMetaStore "
+            "(HiveMetaStore.java:logInfo(773)) - 121: add_partition : db=db tbl=t",
+            "partition_add",
+        ),
+        Sample(
+            "2018-09-28 10:15:02,519 ERROR [pool-7-thread-121]: metastore.RetryingHMSHandler "
+            "(RetryingHMSHandler.java:invokeInternal(203)) - AlreadyExistsException(message:Partition already "
+            "exists: Partition(values:[2018-09-28], dbName:db, tableName:t, createTime:0))",
+            "partition_exists",
+        ),
+        Sample(
+            "2018-09-28 10:15:01,002 INFO  [HiveServer2-Background-Pool: Thread-529751]: fs.TrashPolicyDefault "
+            "(TrashPolicyDefault.java:moveToTrash(168)) - Moved to trash: hdfs://nn/user/hive/warehouse/db.db/t/"
+            "dt=2018-09-28",
+            "delete",
+        ),
+        Sample(
+            "2013-05-30 10:13:59,124 INFO  ql.Driver (SessionState.java:printInfo(417)) - "
+            "Starting Job = job_201304111550_268224, Tracking URL = http://jt:50030/jobdetails.jsp?jobid=job_201304111550_268224",
+            "job_start",
         ),
     ),
 )

@@ -1,0 +1,37 @@
+"""Hadoop attempt ids taken apart: MR1/MR2 (Spark-made ones with multi-digit attempts) and Tez."""
+
+from __future__ import annotations
+
+import re
+
+# MR1 attempt_201304111550_268224_m_000005_0, MR2 attempt_1445144423722_0020_m_000000_1,
+# Spark-made attempt_201706092018_0024_m_000004_1026 (the attempt is Spark's task id).
+ATTEMPT_RE = re.compile(
+    r"attempt_(?P<cluster>\d+)_(?P<job>\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<attempt>\d+)"
+)
+# Tez attempt_<clusterTs>_<app>_<dag>_<vertex>_<task>_<attempt>.
+TEZ_ATTEMPT_RE = re.compile(
+    r"attempt_(?P<cluster>\d+)_(?P<app>\d+)_(?P<dag>\d+)_(?P<vertex>\d+)_(?P<task>\d+)_(?P<attempt>\d+)"
+)
+ANY_ATTEMPT_RE = re.compile(rf"{ATTEMPT_RE.pattern}|{TEZ_ATTEMPT_RE.pattern.replace('?P<', '?P<tez_')}")
+
+
+def attempt_fields(attempt_id: str) -> dict:
+    """``attempt_id`` plus ``attempt_no``, ``task_id`` and ``job_id`` (a Tez DAG id) when it parses."""
+    m = ATTEMPT_RE.fullmatch(attempt_id)
+    if m:
+        return {
+            "attempt_id": attempt_id,
+            "attempt_no": int(m["attempt"]),
+            "job_id": f"job_{m['cluster']}_{m['job']}",
+            "task_id": f"task_{m['cluster']}_{m['job']}_{m['type']}_{m['task']}",
+        }
+    m = TEZ_ATTEMPT_RE.fullmatch(attempt_id)
+    if m:
+        return {
+            "attempt_id": attempt_id,
+            "attempt_no": int(m["attempt"]),
+            "job_id": f"dag_{m['cluster']}_{m['app']}_{m['dag']}",
+            "task_id": f"task_{m['cluster']}_{m['app']}_{m['dag']}_{m['vertex']}_{m['task']}",
+        }
+    return {"attempt_id": attempt_id}
