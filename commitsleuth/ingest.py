@@ -181,17 +181,26 @@ def _stored(events) -> list:
     out = []
     for ev in events:
         ev.raw = redact(ev.raw)
+        ev.path, ev.target_path = redact(ev.path), redact(ev.target_path)
         out.append(enrich(ev))
     return out
 
 
 def _batches(events: Iterable) -> Iterator[pa.Table]:
+    """Arrow batches of stored events; when reading breaks, the events before it still come."""
     batch = []
-    for ev in events:
-        batch.append(ev)
-        if len(batch) >= BATCH:
+    try:
+        for ev in events:
+            batch.append(ev)
+            if len(batch) >= BATCH:
+                yield events_to_arrow(_stored(batch), None)
+                batch = []
+    except GeneratorExit:
+        raise
+    except BaseException:
+        if batch:
             yield events_to_arrow(_stored(batch), None)
-            batch = []
+        raise
     if batch:
         yield events_to_arrow(_stored(batch), None)
 

@@ -7,7 +7,6 @@ A damaged stream ends the iteration with ``ReadError``; the lines before it were
 from __future__ import annotations
 
 import bz2
-import gzip
 import hashlib
 import io
 import zlib
@@ -40,9 +39,9 @@ def open_binary(path: Path) -> BinaryIO:
     codec = codec_of(raw.read(4))
     raw.seek(0)
     if codec == "gzip":
-        return gzip.GzipFile(fileobj=raw)
+        return _Inflate(raw, lambda: zlib.decompressobj(wbits=31))
     if codec == "bzip2":
-        return bz2.BZ2File(raw)
+        return _Inflate(raw, bz2.BZ2Decompressor)
     if codec == "zstd":
         import zstandard
 
@@ -52,6 +51,54 @@ def open_binary(path: Path) -> BinaryIO:
 
         return lz4.frame.LZ4FrameFile(raw)
     return raw
+
+
+class _Inflate(io.RawIOBase):
+    """gzip/bzip2 stream (concatenated members too) that hands out everything decoded before
+    a damage, then raises: ``GzipFile.read`` drops a whole read's output when the stream ends early."""
+
+    def __init__(self, raw: BinaryIO, make: Callable):
+        self.raw, self.make = raw, make
+        self.dec, self.started = make(), False
+        self.out = b""
+        self.damage: BaseException | None = None
+        self.done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        while not self.done and (n < 0 or len(self.out) < n):
+            data = self.raw.read(256 * 1024)
+            if not data:
+                self.done = True
+                if self.started and not self.dec.eof:
+                    self.damage = EOFError("compressed stream ends early")
+                break
+            try:
+                self._feed(data)
+            except Exception as exc:  # noqa: BLE001 - zlib.error, OSError: raised after the good part
+                self.damage, self.done = exc, True
+        if n < 0 or n >= len(self.out):
+            got, self.out = self.out, b""
+        else:
+            got, self.out = self.out[:n], self.out[n:]
+        if not got and self.damage is not None:
+            raise self.damage
+        return got
+
+    def _feed(self, data: bytes) -> None:
+        while data:
+            self.started = True
+            self.out += self.dec.decompress(data)
+            if not self.dec.eof:
+                return
+            data = self.dec.unused_data  # the next member of a concatenated stream, if any
+            self.dec, self.started = self.make(), False
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def is_plain(path: Path) -> bool:
@@ -107,13 +154,17 @@ def _describe(exc: BaseException) -> str:
 def peek_lines(path: Path, n: int = 200) -> list[str]:
     """The first ``n`` lines, decoded leniently, for format detection."""
     out: list[str] = []
+    data = b""
     try:
         with open_binary(path) as f:
-            data = f.read(HEAD_BYTES)
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
-        raise ReadError(_describe(exc)) from None
-    except Exception as exc:  # zstandard/lz4 raise their own error types
-        raise ReadError(_describe(exc)) from None
+            while len(data) < HEAD_BYTES:  # small reads: a damaged stream still shows its head
+                got = f.read(8192)
+                if not got:
+                    break
+                data += got
+    except Exception as exc:  # noqa: BLE001 - zstandard/lz4 raise their own error types
+        if not data:
+            raise ReadError(_describe(exc)) from None
     for line in data.split(b"\n")[:n]:
         out.append(line.decode("utf-8", "replace").rstrip("\r"))
     return out

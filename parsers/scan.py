@@ -164,7 +164,7 @@ class BlockScanner:
                 try:
                     raw[:MAX_LINE].decode("utf-8")
                 except UnicodeDecodeError:
-                    self.invalid_utf8 += 1
+                    self.invalid_utf8 += b"\x00" not in raw[:MAX_LINE]  # binary is counted apart
 
 
 def scan_blocks(fmt: Format, blocks: Iterable[tuple[int, bytes]], ctx: SourceContext,
