@@ -63,8 +63,9 @@ def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
 
     with Store(db) as store:
         total = sum(_size(p) for p in expand_paths(paths))
-        with _progress(total) as advance:
-            report = run_ingest(store, paths, format_name=format_name, progress=advance)
+        with _progress(total) as (advance, add_events):
+            report = run_ingest(store, paths, format_name=format_name, progress=advance,
+                                on_events=add_events)
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped", "unchanged")}
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     rejected = sum(r.rejected for r in report.results)
@@ -264,7 +265,10 @@ def _size(path) -> int:
 
 
 class _progress:
-    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    """A rich progress bar on stderr when it is a terminal (bytes, MB/s, events); nothing otherwise.
+
+    Entering gives ``(advance_bytes, add_events)`` callbacks, both None when quiet.
+    """
 
     def __init__(self, total: int):
         self.total = total
@@ -272,18 +276,23 @@ class _progress:
 
     def __enter__(self):
         if not sys.stderr.isatty() or self.total == 0:
-            return None
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
+            return None, None
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
                                    TransferSpeedColumn)
 
         self.bar = Progress(
             "[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-            TransferSpeedColumn(), TimeRemainingColumn(), transient=True,
-            console=__import__("rich.console").console.Console(stderr=True),
+            TransferSpeedColumn(), TextColumn("{task.fields[events]:,} events"), TimeRemainingColumn(),
+            transient=True, console=Console(stderr=True),
         )
         self.bar.start()
-        task = self.bar.add_task("ingest", total=self.total)
-        return lambda n: self.bar.advance(task, n)
+        task = self.bar.add_task("ingest", total=self.total, events=0)
+
+        def add_events(n: int) -> None:
+            self.bar.update(task, events=self.bar.tasks[task].fields["events"] + n)
+
+        return (lambda n: self.bar.advance(task, n)), add_events
 
     def __exit__(self, *exc):
         if self.bar is not None:

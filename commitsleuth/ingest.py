@@ -29,9 +29,10 @@ from commitsleuth.readers import (MAX_LINE, BlockReader, ReadError, fingerprint,
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
-BATCH = 50_000
-PARALLEL_MIN = 256 << 20  # plain files this big are scanned by several processes
+BATCH = 10_000
+PARALLEL_MIN = 128 << 20  # plain files this big are scanned by several processes
 MAX_WORKERS = 4
+RANGE = 64 << 20  # at most this much of a file per worker task: memory stays bounded
 _USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
 
 
@@ -96,17 +97,19 @@ def ingest(
     *,
     format_name: str | None = None,
     progress: Callable[[int], None] | None = None,
+    on_events: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Ingest files into ``store``; each file gets a ``sources`` row whatever happens to it."""
     fmt_forced = get_format(format_name) if format_name else None
     files = expand_paths(paths)
     report = IngestReport()
     for path in files:
-        report.results.append(_ingest_file(store, path, fmt_forced, progress))
+        report.results.append(_ingest_file(store, path, fmt_forced, progress, on_events))
     return report
 
 
-def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) -> SourceResult:
+def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress,
+                 on_events=None) -> SourceResult:
     uri = str(path.resolve())
     try:
         size = path.stat().st_size
@@ -154,6 +157,8 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress) 
         for table in read.tables():
             store.write_arrow(table)
             written += table.num_rows
+            if on_events:
+                on_events(table.num_rows)
     except ReadError as exc:
         status, reason = "partial", str(exc)
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
@@ -239,7 +244,7 @@ class _Read:
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
 
     def _parallel(self, workers: int) -> Iterator[pa.Table]:
-        bounds = line_bounds(self.path, workers * 2)
+        bounds = line_bounds(self.path, max(workers * 2, -(-self.size // RANGE)))
         jobs = [(str(self.path), self.fmt.name, self.ctx, a, b) for a, b in zip(bounds, bounds[1:])]
         ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB's threads
         line_shift = 0

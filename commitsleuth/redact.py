@@ -18,10 +18,16 @@ _PATTERNS = (
     re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@]+)(?P<sep>:)(?P<val>[^@\s/]+)(?=@)"),
 )
 _AWS_KEY_ID = re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")
+# Every pattern above needs one of these (lower-cased) in the text; most log lines have none,
+# and a substring test is a hundred times cheaper than running the patterns.
+_TRIGGERS = ("bearer", "pass", "pwd", "secret", "token", "credential", "key", "@", "akia", "asia")
 
 
 def redact(text: str | None) -> str | None:
     if not text:
+        return text
+    lower = text.lower()
+    if not any(t in lower for t in _TRIGGERS):
         return text
     for pat in _PATTERNS:
         text = pat.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)

@@ -5,15 +5,17 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from lark import Lark
+from lark import Lark, Transformer
 
 
 @lru_cache(maxsize=None)
-def grammar(name: str) -> Lark:
+def grammar(name: str, transformer: Transformer | None = None) -> Lark:
+    """The grammar, built once. With a ``transformer``, LALR applies it while parsing and
+    ``parse`` returns its result (no tree is built: the hot path of ingestion)."""
     text = resources.files("commitsleuth.parsers").joinpath("grammars", f"{name}.lark").read_text(
         encoding="utf-8"
     )
-    return Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=True)
+    return Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=True, transformer=transformer)
 
 
 def grammar_names() -> list[str]:

@@ -291,7 +291,6 @@ def parse_message(text: str) -> dict | None:
     if KEYWORD_RE.search(text) is None:
         return None
     try:
-        tree = grammar("messages").parse(text.strip())
+        return grammar("messages", _TRANSFORMER).parse(text.strip())
     except UnexpectedInput:
         return _exists(text)
-    return _TRANSFORMER.transform(tree)

@@ -264,3 +264,31 @@ def test_secrets_are_redacted_before_storage(cli, tmp_path, db_path):
     for secret in ("AKIAABCDEFGHIJKLMNOP", "s3cr3tKey", "hunter2", "hunter3", "abc123def"):
         assert secret not in stored
     assert "jdbc:mysql://hive:***@db:3306/metastore?password=***" in raw
+
+
+def test_progress_bar_shows_speed_and_events_on_a_terminal_only(monkeypatch):
+    import io
+    import re
+    import sys
+    import time
+
+    from commitsleuth.cli import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with _progress(10 << 20) as callbacks:
+        assert callbacks == (None, None)
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    with _progress(10 << 20) as (advance, add_events):
+        advance(1 << 20)
+        time.sleep(0.3)  # the speed needs two samples apart in time
+        advance(4 << 20)
+        add_events(1234)
+        add_events(1)
+    shown = term.getvalue()
+    assert "1,235 events" in shown and "5.2/10.5 MB" in shown
+    assert re.search(r"\d+(\.\d)? MB/s", shown), shown
