@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
@@ -101,16 +102,16 @@ _ARROW_TYPES = {
     "size": pa.int64(),
     "detail": pa.string(),
 }
+_FIELDS = attrgetter(*EVENT_COLUMNS[1:])
 EVENT_SCHEMA = pa.schema([(c, _ARROW_TYPES.get(c, pa.string())) for c in EVENT_COLUMNS])
 
 
 def events_to_arrow(events: list[Event], first_id: int | None) -> pa.Table:
     """Columnar batch of events, ids assigned from ``first_id`` (None leaves ids null)."""
-    cols: dict[str, list] = {c: [] for c in EVENT_COLUMNS}
     names = EVENT_COLUMNS[1:]
-    for ev in events:
-        for name in names:
-            cols[name].append(getattr(ev, name))
+    # One C-level attrgetter per event, then transposed: several times faster than getattr per cell.
+    columns = zip(*map(_FIELDS, events)) if events else ([] for _ in names)
+    cols: dict[str, list] = dict(zip(names, map(list, columns)))
     n = len(events)
     cols["event_id"] = list(range(first_id, first_id + n)) if first_id is not None else [None] * n
     cols["detail"] = [json.dumps(d, sort_keys=True, default=str) if d else None for d in cols["detail"]]

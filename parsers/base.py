@@ -160,8 +160,10 @@ class RecordParser:
         self.attempt = ctx.attempt_id
         self.last_call: dict[str | None, tuple] = {}
 
-    def event(self, line_no: int, offset: int, text: str) -> Event | None:
-        if KEYWORD_RE.search(text) is None:
+    def event(self, line_no: int, offset: int, text: str, hit: bool = False) -> Event | None:
+        """The event a record's first line states, or None. ``hit``: the caller already found
+        a keyword in exactly this text."""
+        if not hit and KEYWORD_RE.search(text) is None:
             return None
         head = self.fmt.parse_head(text)
         if head is None:

@@ -45,6 +45,11 @@ KEYWORDS = (
     "append_partition",
     "rename_partition",
     "exchange_partition",
+    "Running task ",
+    "Finished task ",
+    "Starting task ",
+    "Lost task ",
+    "as speculatable",
     # stated anywhere in an error message, see EXISTS below
     "AlreadyExistsException",
     "Partition already exists",
@@ -76,6 +81,11 @@ PARTITION_CALLS = {
     "drop_partition_by_name": "partition_drop",
     "drop_partitions_req": "partition_drop",
 }
+SPARK_TASK = re.compile(r"(\d+)\.(\d+) in stage (\d+)\.(\d+) \(TID (\d+)")
+# Where the driver names the attempt's host and executor: "(TID 4, host, executor 7, …" (2.x),
+# "(TID 4) (host, executor 7, …" (3.x), "… in 12 ms on host (executor 7) (1/8)".
+SPARK_WHERE = re.compile(r"(?:^[,)]\s*\(?|\bon )\s*(?P<host>[^\s,()]+),? \(?executor (?P<executor>[^\s,)]+)")
+SPARK_LOST = {"TaskKilled": "killed", "TaskCommitDenied": "commit_denied"}
 TERMINAL_JOB_STATES = {"SUCCEEDED": "success", "FAILED": "failed", "KILLED": "killed", "ERROR": "failed"}
 
 
@@ -229,6 +239,33 @@ class MessageTransformer(Transformer):
     def algorithm(self, items):
         return {"kind": "conf", "detail": {"key": "mapreduce.fileoutputcommitter.algorithm.version",
                                            "value": str(items[0])}}
+
+    def spark_task(self, items):
+        verb, label, rest = items
+        index, attempt, stage, stage_attempt, tid = map(int, SPARK_TASK.match(label).groups())
+        rest = str(rest or "")
+        out = {"stage_id": stage, "stage_attempt": stage_attempt, "task_id": f"{stage}.{index}",
+               "attempt_id": f"task {index}.{attempt} in stage {stage}.{stage_attempt} (TID {tid})",
+               "attempt_no": attempt, "detail": {"tid": tid}}
+        where = SPARK_WHERE.search(rest)
+        if where:
+            out.update(host=where["host"], executor_id=where["executor"])
+        verb = str(verb)
+        if verb in ("Running task", "Starting task"):
+            return {"kind": "attempt_start", **out}
+        if verb == "Finished task":
+            return {"kind": "attempt_end", "status": "success", **out}
+        reason = rest.split("): ", 1)[-1].strip() if "): " in rest else rest.strip()
+        out["detail"]["reason"] = reason
+        return {"kind": "attempt_end", "status": SPARK_LOST.get(reason.split(" ", 1)[0], "failed"), **out}
+
+    def hive_task(self, items):
+        return {}  # Hive's stage start, not a task attempt
+
+    def speculatable(self, items):
+        index, stage, _rest = items
+        stage_id = int(str(stage).split(".")[0])
+        return {"kind": "speculate", "stage_id": stage_id, "task_id": f"{stage_id}.{int(index)}"}
 
     def call(self, items):
         source, name, _db_kw, db, _tbl_kw, tbl, values, _part_kw, part, _rest = _pad(items, 10)

@@ -98,7 +98,8 @@ class BlockScanner:
             text = _text(data[start:end])
             if not self.fmt.matches_head(text):
                 continue
-            ev = self.parser.event(line_no, offset + start, text)
+            # A line cut at MAX_LINE may have lost its keyword: only then look again.
+            ev = self.parser.event(line_no, offset + start, text, hit=end - start <= MAX_LINE)
             if ev is None:
                 continue
             self.pending, self.continuation = ev, []

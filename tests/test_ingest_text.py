@@ -49,7 +49,7 @@ def sources(db_path):
 def test_loghub_corpus_exact_counts(cli, corpus, db_path):
     r = cli("ingest", corpus / "loghub", "--db", db_path)
     assert r.exit_code == 0, r.err
-    assert r.out.splitlines()[0] == "ingested 5 files (2 ok, 3 skipped): 133 events, 0 rejected lines"
+    assert r.out.splitlines()[0] == "ingested 5 files (2 ok, 3 skipped): 738 events, 0 rejected lines"
     assert sources(db_path) == [
         ("HDFS_2k.log", "skipped", "not a log format commitsleuth reads"),
         ("Hadoop_2k.log", "ok", None),
@@ -60,7 +60,12 @@ def test_loghub_corpus_exact_counts(cli, corpus, db_path):
     spark = "select e.kind, count(*) filter (where target_path is not null), count(*) from events e " \
             "join sources s using (source_id) where s.uri like '%{}' group by e.kind order by e.kind"
     # 30 "Saved output of task '…' to …" and 30 "<attempt>: Committed", one per task attempt.
-    assert rows(db_path, spark.format("Spark_2k.log")) == [("conf", 0, 30), ("task_commit", 30, 60)]
+    # and each executor's "Running task" (305) and "Finished task" (300).
+    assert rows(db_path, spark.format("Spark_2k.log")) == [
+        ("attempt_end", 0, 300), ("attempt_start", 0, 305), ("conf", 0, 30), ("task_commit", 30, 60)]
+    assert rows(db_path, "select attempt_id, task_id, stage_id, attempt_no from events "
+                         "where kind = 'attempt_start' order by line_no limit 1") == [
+        ("task 0.0 in stage 0.0 (TID 0)", "0.0", 0, 0)]
     saved = rows(db_path, "select attempt_id, attempt_no, task_id, job_id, location from events "
                           "where kind = 'task_commit' and attempt_id like '%m_000004_1026' order by line_no")
     ids = ("attempt_201706092018_0024_m_000004_1026", 1026, "task_201706092018_0024_m_000004",
@@ -88,7 +93,7 @@ def test_reingesting_a_directory_adds_nothing(cli, corpus, tmp_path, db_path):
     (logs / "Spark_2k.log").write_bytes((corpus / "loghub" / "Spark_2k.log").read_bytes())
     cli("ingest", logs, "--db", db_path)
     first = rows(db_path, "select count(*) from events")[0][0]
-    assert first == 100 + 90
+    assert first == 100 + 695
     r = cli("ingest", logs, "--db", db_path)
     assert r.out == "ingested 2 files (2 unchanged): 0 events, 0 rejected lines\n"
     assert rows(db_path, "select count(*) from events")[0][0] == first
@@ -292,3 +297,24 @@ def test_progress_bar_shows_speed_and_events_on_a_terminal_only(monkeypatch):
     shown = term.getvalue()
     assert "1,235 events" in shown and "5.2/10.5 MB" in shown
     assert re.search(r"\d+(\.\d)? MB/s", shown), shown
+
+
+def test_hadoop1_userlogs_tree_names_the_attempt_in_the_path(cli, tmp_path, db_path):
+    attempt = "attempt_201304111550_268224_m_000005_1"
+    where = tmp_path / "userlogs" / "job_201304111550_268224" / attempt
+    where.mkdir(parents=True)
+    (where / "stdout").write_text(
+        "renamed path hdfs://nn/tmp/hive/_task_tmp.-ext-10000/dt=1/_tmp.000005_1 to "
+        "hdfs://nn/tmp/hive/_tmp.-ext-10000/dt=1/000005_1 . File size is 42\n")
+    (where / "syslog").write_text(
+        "2013-04-11 16:02:10,101 INFO org.apache.hadoop.mapred.Task: Task:attempt_201304111550_268224_m_000005_1 "
+        "is done. And is in the process of commiting\n"
+        "2013-04-11 16:02:11,517 INFO org.apache.hadoop.mapred.FileOutputCommitter: Saved output of task "
+        f"'{attempt}' to hdfs://nn/tmp/hive/_tmp.-ext-10000\n")
+    r = cli("ingest", tmp_path / "userlogs", "--db", db_path)
+    assert r.out == "ingested 2 files (2 ok): 2 events, 0 rejected lines\n"
+    assert rows(db_path, "select s.format, e.kind, e.attempt_id, e.attempt_no, e.size from events e "
+                         "join sources s using (source_id) order by s.format") == [
+        ("mr1-task-stdout", "rename", attempt, 1, 42),
+        ("mr1-task-syslog", "task_commit", attempt, 1, None),
+    ]

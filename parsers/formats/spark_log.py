@@ -10,7 +10,8 @@ YY_HEAD = re.compile(rf"{YY_TS} {LEVEL} {LOGGER}: {MESSAGE}")
 ISO_HEAD = re.compile(
     rf"{ISO_TS} +{LEVEL} +(?:{THREAD} )?(?P<logger>org\.apache\.spark\.[\w$.]+): {MESSAGE}"
 )
-SPARK_KINDS = ("task_commit", "commit_denied", "job_commit", "job_abort", "conf")
+SPARK_KINDS = ("attempt_start", "attempt_end", "speculate", "task_commit", "commit_denied", "job_commit",
+               "job_abort", "conf")
 
 YY = Format(
     name="spark-log",
@@ -35,6 +36,11 @@ YY = Format(
                "Elapsed time: 412 ms.", "job_commit"),
         Sample("17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered signal handlers for "
                "[TERM, HUP, INT]", None),
+        Sample("17/06/09 20:10:45 INFO executor.Executor: Running task 0.0 in stage 0.0 (TID 0)", "attempt_start"),
+        Sample("21/08/10 23:48:05 INFO TaskSetManager: Lost task 3.1 in stage 0.0 (TID 4) (ltx1-hcl12291.grid."
+               "linkedin.com executor 7): TaskKilled (another attempt succeeded)", "attempt_end"),
+        Sample("21/08/10 23:48:04 INFO TaskSetManager: Marking task 3 in stage 0.0 (on ltx1-hcl12291.grid."
+               "linkedin.com) as speculatable because it ran more than 2000 ms", "speculate"),
     ),
 )
 
