@@ -35,7 +35,16 @@ def codec_of(head: bytes) -> str | None:
 
 
 def open_binary(path: Path) -> BinaryIO:
+    return open_stream(path)[0]
+
+
+def open_stream(path: Path) -> tuple[BinaryIO, BinaryIO]:
+    """(decompressed stream, the raw file under it); the raw position tells the progress."""
     raw = open(path, "rb")
+    return _decoded(raw), raw
+
+
+def _decoded(raw: BinaryIO) -> BinaryIO:
     codec = codec_of(raw.read(4))
     raw.seek(0)
     if codec == "gzip":
@@ -231,8 +240,9 @@ LONG_LINE_WINDOW = 4 * MAX_LINE  # a line still unfinished after this many bytes
 class BlockReader:
     """Iterates ``(byte_offset, block)``: big blocks of whole lines for the fast scan.
 
-    Yields exactly the lines ``LineReader`` would (same cut of lines longer than ``MAX_LINE``,
-    same loss of the unfinished line when a compressed stream breaks), only not one by one.
+    Lines longer than ``MAX_LINE`` are cut there (the rest is skipped and counted in
+    ``long_lines``); when a compressed stream breaks, the whole lines before the damage are
+    yielded and then ``ReadError`` is raised. ``LineReader`` splits these same blocks.
     ``end``: stop at the first line starting at or after this offset (a range of a plain file).
     """
 
@@ -248,11 +258,18 @@ class BlockReader:
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         try:
-            f = open_binary(self.path)
+            f, self._raw = open_stream(self.path)
         except OSError as exc:
             raise ReadError(_describe(exc)) from None
-        with f:
+        self._reported = 0
+        with f, self._raw:
             yield from self._blocks(f)
+
+    def _advance(self) -> None:
+        """Progress in bytes of the file on disk (compressed bytes for a compressed file)."""
+        at = self._raw.tell()
+        self.progress(at - self._reported)
+        self._reported = at
 
     def _blocks(self, f: BinaryIO) -> Iterator[tuple[int, bytes]]:
         offset = self.start_offset  # of the first byte held in ``parts``
@@ -271,7 +288,7 @@ class BlockReader:
                 if remaining is not None:
                     remaining -= len(chunk)
                 if self.progress:
-                    self.progress(len(chunk))
+                    self._advance()
                 if discarding:
                     nl = chunk.find(b"\n")
                     if nl < 0:
@@ -307,7 +324,7 @@ class BlockReader:
                 offset += len(buf)
             self.bytes_read = offset
         except Exception as exc:  # noqa: BLE001 - every decoder error ends the file the same way
-            # The whole lines read before the damage are kept, as LineReader keeps them.
+            # The whole lines read before the damage are kept.
             buf = b"".join(parts)
             cut = len(buf) - tail
             if cut > 0 and not discarding:
