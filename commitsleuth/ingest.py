@@ -10,7 +10,9 @@ import glob
 import multiprocessing
 import os
 import re
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -103,13 +105,40 @@ def ingest(
     fmt_forced = get_format(format_name) if format_name else None
     files = expand_paths(paths)
     report = IngestReport()
-    for path in files:
-        report.results.append(_ingest_file(store, path, fmt_forced, progress, on_events))
+    workers = _workers(sum(_size(f) for f in files))
+    planned: deque = deque()
+    with _pool(workers) as pool:
+        for path in files:
+            item = _plan(store, path, fmt_forced, progress, pool)
+            planned.append(item)
+            # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
+            while sum(len(i.futures) for i in planned if isinstance(i, _Read)) > 2 * workers + 2:
+                report.results.append(_finish(store, planned.popleft(), on_events))
+        while planned:
+            report.results.append(_finish(store, planned.popleft(), on_events))
     return report
 
 
-def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress,
-                 on_events=None) -> SourceResult:
+@contextmanager
+def _pool(workers: int):
+    if workers < 2:
+        yield None
+        return
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB's threads
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        yield pool
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -> "SourceResult | _Read":
+    """What to do with one file: a result already (unchanged, skipped, failed) or its read,
+    handed to the pool when there is one."""
     uri = str(path.resolve())
     try:
         size = path.stat().st_size
@@ -149,8 +178,17 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress,
     else:
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri))
-    stats = ParseStats()
-    read = _Read(path, fmt, ctx, stats, resume_at, first_line, progress, size)
+    read = _Read(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
+    read.previous = previous if resume_at else None
+    read.submit()
+    return read
+
+
+def _finish(store: Store, item: "SourceResult | _Read", on_events=None) -> SourceResult:
+    """Write a planned read's events and its ``sources`` row; a result passes through."""
+    if isinstance(item, SourceResult):
+        return item
+    read, stats, sid = item, item.stats, item.ctx.source_id
     written = 0
     status, reason = "ok", None
     try:
@@ -162,23 +200,24 @@ def _ingest_file(store: Store, path: Path, fmt_forced: Format | None, progress,
     except ReadError as exc:
         status, reason = "partial", str(exc)
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
-        status, reason = "partial", f"internal error after line {stats.lines}: {type(exc).__name__}: {exc}"
+        what = str(exc) if isinstance(exc, _WorkerError) else f"{type(exc).__name__}: {exc}"
+        status, reason = "partial", f"internal error after line {stats.lines}: {what}"
     if status == "ok" and read.damage():
         status, reason = "partial", read.damage()
     store.add_rejects(sid, {k: [c, line, redact(sample)] for k, (c, line, sample) in stats.rejects.items()})
-    base_lines = first_line - 1
+    previous = read.previous or {}
     store.update_source(
         sid,
         status=status,
         reason=reason,
-        size_bytes=size,
+        size_bytes=read.size,
         bytes_read=read.bytes_read,
-        lines=base_lines + stats.lines,
-        events=(previous["events"] if resume_at else 0) + written,
-        rejected=(previous["rejected"] if resume_at else 0) + stats.rejected,
+        lines=read.first_line - 1 + stats.lines,
+        events=previous.get("events", 0) + written,
+        rejected=previous.get("rejected", 0) + stats.rejected,
         finished_at=_now(),
     )
-    return SourceResult(uri, status, fmt.name, written, stats.lines, stats.rejected, reason, sid)
+    return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid)
 
 
 def _stored(events) -> list:
@@ -215,13 +254,34 @@ class _Read:
     file is big and plain), the line parse for headless output and decoders."""
 
     def __init__(self, path: Path, fmt: Format, ctx: SourceContext, stats: ParseStats,
-                 resume_at: int, first_line: int, progress, size: int):
+                 resume_at: int, first_line: int, progress, size: int, pool=None):
         self.path, self.fmt, self.ctx, self.stats = path, fmt, ctx, stats
         self.resume_at, self.first_line, self.progress, self.size = resume_at, first_line, progress, size
+        self.pool = pool
+        self.previous: dict | None = None
+        self.futures: list = []  # (start, end, future) of work handed to the pool
         self.bytes_read = resume_at
         self.invalid_utf8 = self.long_lines = 0
 
+    def submit(self) -> None:
+        """Hand the read to the pool: ranges of a plain headed log, or a small file whole.
+        Resumed reads and big compressed files stream here instead (bounded memory)."""
+        if self.pool is None or self.resume_at:
+            return
+        headed = self.fmt.head is not None and self.fmt.decoder is None
+        if headed and is_plain(self.path):
+            bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
+            for a, b in zip(bounds, bounds[1:]):
+                job = (str(self.path), self.fmt.name, self.ctx, a, b)
+                self.futures.append((a, b, self.pool.submit(scan_range, job)))
+        elif self.size <= RANGE:
+            job = (str(self.path), self.fmt.name, self.ctx, self.size)
+            self.futures.append((0, self.size, self.pool.submit(read_whole, job)))
+
     def tables(self) -> Iterator[pa.Table]:
+        if self.futures:
+            yield from self._collect()
+            return
         fmt = self.fmt
         if fmt.head is None or fmt.decoder is not None:
             reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
@@ -231,10 +291,6 @@ class _Read:
                 self.bytes_read = reader.bytes_read
                 self.invalid_utf8, self.long_lines = reader.invalid_utf8, reader.long_lines
             return
-        workers = _workers(self.size)
-        if workers > 1 and not self.resume_at and is_plain(self.path):
-            yield from self._parallel(workers)
-            return
         reader = BlockReader(self.path, self.resume_at, progress=self.progress)
         scanner = BlockScanner(fmt, self.ctx, self.stats, self.first_line)
         try:
@@ -243,25 +299,27 @@ class _Read:
             self.bytes_read = reader.bytes_read
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
 
-    def _parallel(self, workers: int) -> Iterator[pa.Table]:
-        bounds = line_bounds(self.path, max(workers * 2, -(-self.size // RANGE)))
-        jobs = [(str(self.path), self.fmt.name, self.ctx, a, b) for a, b in zip(bounds, bounds[1:])]
-        ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB's threads
+    def _collect(self) -> Iterator[pa.Table]:
+        """The pool's results in file order, line numbers shifted past the ranges before."""
         line_shift = 0
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for (_, _, _, a, b), (table, stats, invalid, long_lines) in zip(jobs, pool.map(scan_range, jobs)):
-                if line_shift:
-                    table = table.set_column(
-                        table.schema.get_field_index("line_no"), "line_no",
-                        pc.add(table.column("line_no"), line_shift))
-                self.stats.merge(stats, line_shift)
-                self.invalid_utf8 += invalid
-                self.long_lines += long_lines
-                line_shift += stats.lines
-                self.bytes_read = b
-                if self.progress:
-                    self.progress(b - a)
-                yield table
+        futures, self.futures = self.futures, []
+        for a, b, future in futures:
+            table, stats, bytes_read, invalid, long_lines, error = future.result()
+            if line_shift:
+                table = table.set_column(
+                    table.schema.get_field_index("line_no"), "line_no",
+                    pc.add(table.column("line_no"), line_shift))
+            self.stats.merge(stats, line_shift)
+            self.invalid_utf8 += invalid
+            self.long_lines += long_lines
+            line_shift += stats.lines
+            self.bytes_read = bytes_read
+            if self.progress:
+                self.progress(b - a)
+            yield table
+            if error is not None:
+                kind, message = error
+                raise ReadError(message) if kind == "read" else _WorkerError(message)
 
     def damage(self) -> str | None:
         """One line on what was read but not kept whole, or None."""
@@ -291,30 +349,53 @@ def _workers(size: int) -> int:
     return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
 
 
-def scan_range(job) -> tuple[pa.Table, ParseStats, int, int]:
-    """One process's share of a big plain file: lines in [start, end), as stored events.
+class _WorkerError(Exception):
+    """An internal error in a worker process, carried back as its one-line message."""
+
+
+def scan_range(job) -> tuple:
+    """One worker task: the lines of a plain file in [start, end), as stored events.
 
     Line numbers count from the range's start; the caller shifts them. A record crossing the
     end takes its continuation lines from beyond it, as the whole-file scan would.
     """
     path, fmt_name, ctx, start, end = job
-    fmt = get_format(fmt_name)
     stats = ParseStats()
-    scanner = BlockScanner(fmt, ctx, stats, 1, at_start=start == 0)
+    scanner = BlockScanner(get_format(fmt_name), ctx, stats, 1, at_start=start == 0)
     reader = BlockReader(Path(path), start, end=end)
-    events = list(_scan(scanner, reader, close=False))
-    if scanner.wants_more():
-        beyond = BlockReader(Path(path), end, block=64 * 1024)
-        scanner.stats = ParseStats()  # lines beyond the range are counted by the next range
-        scanner.parser.stats = scanner.stats
-        for offset, data in beyond:
-            events.extend(scanner.feed_continuation(offset, data))
-            if not scanner.wants_more():
-                break
-        scanner.stats = scanner.parser.stats = stats
-    events.extend(scanner.close())
+    events, error = [], None
+    try:
+        events.extend(_scan(scanner, reader, close=False))
+        if scanner.wants_more():
+            beyond = BlockReader(Path(path), end, block=64 * 1024)
+            scanner.stats = scanner.parser.stats = ParseStats()  # the next range counts those lines
+            for offset, data in beyond:
+                events.extend(scanner.feed_continuation(offset, data))
+                if not scanner.wants_more():
+                    break
+            scanner.stats = scanner.parser.stats = stats
+        events.extend(scanner.close())
+    except ReadError as exc:
+        error = ("read", str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported as the file's status by the parent
+        error = ("internal", f"{type(exc).__name__}: {exc}")
     table = pa.concat_tables(list(_batches(events))) if events else events_to_arrow([], None)
-    return table, stats, scanner.invalid_utf8, reader.long_lines
+    return table, stats, reader.bytes_read, scanner.invalid_utf8, reader.long_lines, error
+
+
+def read_whole(job) -> tuple:
+    """One worker task: a whole small file of any format (compressed, headless, event log)."""
+    path, fmt_name, ctx, size = job
+    read = _Read(Path(path), get_format(fmt_name), ctx, ParseStats(), 0, 1, None, size)
+    tables, error = [], None
+    try:
+        tables.extend(read.tables())
+    except ReadError as exc:
+        error = ("read", str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported as the file's status by the parent
+        error = ("internal", f"{type(exc).__name__}: {exc}")
+    table = pa.concat_tables(tables) if tables else events_to_arrow([], None)
+    return table, read.stats, read.bytes_read, read.invalid_utf8, read.long_lines, error
 
 
 def _failed(store: Store, uri: str, fp: str | None, reason: str, size: int | None = None) -> SourceResult:

@@ -198,21 +198,32 @@ def test_block_scan_equals_line_parse(corpus, tmp_path, block):
     assert s1.rejects["binary data (NUL bytes)"][0] == 1
 
 
-def test_split_file_gives_the_same_events_as_one_pass(cli, tmp_path, monkeypatch):
-    """Big plain files are cut into ranges scanned by worker processes; nothing may change."""
+def test_worker_processes_give_the_same_store_as_one_pass(cli, corpus, tmp_path, monkeypatch):
+    """Big inputs go to worker processes: plain logs cut into ranges, small files whole. The
+    store must come out as a single in-process pass writes it."""
     import commitsleuth.ingest as ingest_mod
 
-    log = tmp_path / "big.log"
-    log.write_text(hive_log(3000))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "big.log").write_text(hive_log(3000))
+    (logs / "hostile.log").write_bytes(HOSTILE)
+    (logs / "rotated.log.1.gz").write_bytes(gzip.compress(hive_log(300).encode()))
+    (logs / "truncated.log.gz").write_bytes(gzip.compress(hive_log(6000).encode())[:20000])
+    (logs / "Hadoop_2k.log").write_bytes((corpus / "loghub" / "Hadoop_2k.log").read_bytes())
+    (logs / "notes.txt").write_text("nothing\n")
     one, split = tmp_path / "one.duckdb", tmp_path / "split.duckdb"
-    cli("ingest", log, "--db", one)
+    r1 = cli("ingest", logs, "--db", one)
     monkeypatch.setattr(ingest_mod, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(ingest_mod, "RANGE", 100_000)  # several ranges per plain file
     monkeypatch.setattr(ingest_mod, "_workers", lambda size: 2)
-    r = cli("ingest", log, "--db", split)
-    assert r.out == "ingested 1 file (1 ok): 1000 events, 0 rejected lines\n"
-    query = "select kind, line_no, byte_offset, partition_spec, raw from events order by event_id"
-    assert rows(split, query) == rows(one, query)
-    assert rows(split, "select lines, bytes_read from sources") == rows(one, "select lines, bytes_read from sources")
+    r2 = cli("ingest", logs, "--db", split)
+    assert r2.out == r1.out
+    assert r1.out.startswith("ingested 6 files (3 ok, 2 partial, 1 skipped): 2791 events, 3 rejected lines")
+    query = "select event_id, kind, source_id, line_no, byte_offset, partition_spec, detail, raw from events"
+    assert rows(split, query + " order by event_id") == rows(one, query + " order by event_id")
+    sources = "select uri, status, reason, lines, bytes_read, events, rejected from sources order by source_id"
+    assert rows(split, sources) == rows(one, sources)
+    assert rows(split, "select * from rejects order by all") == rows(one, "select * from rejects order by all")
 
 
 # -- bad input: a status and a one-line reason each, the good lines kept -------------------------
