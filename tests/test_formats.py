@@ -24,6 +24,7 @@ def test_sample_parses_under_its_own_format(fmt, sample):
     events = list(parse_lines(fmt, [(1, 0, sample.line)], SourceContext("sample"), stats))
     assert stats.rejected == 0, stats.rejects
     assert [e.kind for e in events] == ([sample.kind] if sample.kind else [])
+    assert sample.kind is None or sample.kind in fmt.kinds  # the declared kinds tell the truth
 
 
 @pytest.mark.parametrize("fmt,sample", SAMPLES)
