@@ -47,7 +47,7 @@ class SourceContext:
 @dataclass
 class ParseStats:
     lines: int = 0
-    records: int = 0
+    records: int = 0  # head lines seen (the line parse only: the block scan never looks at most)
     events: int = 0
     rejected: int = 0
     merged: int = 0  # metastore audit lines that repeat the call line just above them
