@@ -254,6 +254,7 @@ def formats() -> int:
     width = max(len(f.name) for f in FORMATS)
     for f in FORMATS:
         click.echo(f"{f.name.ljust(width)}  {f.description}")
+        click.echo(f"{''.ljust(width)}  yields: {', '.join(f.kinds)}")
     return EXIT_OK
 
 

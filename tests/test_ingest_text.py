@@ -329,3 +329,12 @@ def test_hadoop1_userlogs_tree_names_the_attempt_in_the_path(cli, tmp_path, db_p
         ("mr1-task-stdout", "rename", attempt, 1, 42),
         ("mr1-task-syslog", "task_commit", attempt, 1, None),
     ]
+
+
+def test_formats_lists_every_format_with_what_it_yields(cli):
+    from commitsleuth.parsers import FORMATS
+
+    r = cli("formats")
+    lines = r.out.splitlines()
+    assert [line.split()[0] for line in lines[::2]] == [f.name for f in FORMATS]
+    assert lines[1].split() == ["yields:", *(k + "," for k in FORMATS[0].kinds[:-1]), FORMATS[0].kinds[-1]]
