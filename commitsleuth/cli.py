@@ -115,29 +115,26 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
 @cli.command()
 @click.argument("table")
 @click.argument("partition", required=False)
+@click.option("--no-color", is_flag=True, help="Plain text, no colours (also when NO_COLOR is set).")
 @db_option
-def timeline(table: str, partition: str | None, db: str) -> int:
-    """Print every event that touched a table's partition, in time order, with its evidence.
+def timeline(table: str, partition: str | None, no_color: bool, db: str) -> int:
+    """Draw a partition's timeline: one lane per attempt, thread or query, then every event.
 
     TABLE is a table name (db.t) or an output location; PARTITION a spec like dt=2017-08-30
-    (k=v/k2=v2, or (k='v', k2='v2')).
+    (k=v/k2=v2, or (k='v', k2='v2')). Marks: R rename, C commit, D delete, A partition add
+    (the legend lists those shown); events without timestamps are drawn in file order.
 
     \b
     Example:
       commitsleuth timeline db.sales "dt=2017-08-30"
     """
     from commitsleuth.forensics.timeline import timeline as build
-    from commitsleuth.render import table_text
+    from commitsleuth.lanes_terminal import print_timeline
 
     with Store(db, read_only=True) as store:
         rows = build(store, table, partition)
-    click.echo(
-        table_text(
-            ["time", "kind", "actor", "path", "evidence"],
-            [(r.ts, r.kind, r.actor, r.path, r.where) for r in rows],
-            max_width=90,
-        )
-    )
+        title = f"{partition} in {table}" if partition else table
+        print_timeline(store, rows, title=title, color=not no_color)
     return EXIT_OK
 
 

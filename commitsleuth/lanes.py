@@ -1,0 +1,372 @@
+"""A partition's timeline as lanes: one per actor, a window bar, a mark for each event.
+
+The HTML report and the terminal timeline draw the same model, built here. Positions are
+fractions of the track (0..1). Events carry a timestamp or not (a headless task's stdout has
+none): when every event is timed the track is a time axis with ticks chosen for its span
+(milliseconds up to days); otherwise it is the events' order, and the axis says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol, Sequence
+
+from commitsleuth.store import Store
+
+# kind -> (symbol, label). Symbols are one character so the terminal can draw them; the HTML
+# report shows them inside the mark so colour is never the only cue.
+MARK_KINDS: dict[str, tuple[str, str]] = {
+    "task_commit": ("C", "task commit"),
+    "rename": ("R", "rename into the output"),
+    "publish": ("P", "publish (move of the output dir)"),
+    "job_commit": ("J", "job commit"),
+    "job_abort": ("X", "job abort"),
+    "commit_allowed": ("a", "commit allowed"),
+    "commit_denied": ("d", "commit denied"),
+    "delete": ("D", "delete / moved to trash"),
+    "dedup_remove": ("r", "duplicate file removed"),
+    "partition_add": ("A", "partition add"),
+    "partition_alter": ("L", "partition alter"),
+    "partition_drop": ("Z", "partition drop"),
+    "partition_exists": ("E", "partition already exists"),
+    "load": ("O", "load into the partition"),
+    "dir_create": ("M", "directory created"),
+    "file": ("F", "file seen on disk"),
+}
+OTHER_SYMBOL = "."
+
+# Outcome colours a mark: "ok" published or succeeded, "bad" removed, failed or refused,
+# "info" anything else. A status says more than a kind, so it is looked at first.
+_BAD_STATUS = {"failed", "killed", "commit_denied", "denied", "aborted", "error", "failure"}
+_OK_STATUS = {"success", "succeeded", "ok", "committed"}
+_BAD_KINDS = {"delete", "job_abort", "commit_denied", "partition_exists", "dedup_remove", "partition_drop"}
+_OK_KINDS = {"task_commit", "rename", "publish", "job_commit", "partition_add", "load", "commit_allowed"}
+OUTCOMES = ("bad", "ok", "info")  # most important first: the one shown when marks collide
+
+WINDOW_KINDS = ("attempt_start", "attempt_end")
+
+# Tick steps in seconds, from a millisecond to a week; the first one giving at most
+# ``max_ticks`` ticks over the span is used.
+_STEPS = (
+    0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5,
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800,
+    3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800,
+)
+
+
+class TimelineEvent(Protocol):
+    """What a lane needs of an event: the attributes of a ``timeline`` view row."""
+
+    event_id: int
+    ts: dt.datetime | None
+    kind: str
+    actor: str | None
+    path: str | None
+    status: str | None
+    where: str
+    raw: str | None
+
+
+@dataclass
+class Row:
+    """One row of the ``timeline`` view, with its evidence place as ``file:line``."""
+
+    event_id: int
+    ts: dt.datetime | None
+    kind: str
+    actor: str | None
+    path: str | None
+    status: str | None
+    where: str
+    raw: str | None
+
+
+@dataclass
+class Mark:
+    event: TimelineEvent
+    pos: float
+    outcome: str
+    symbol: str
+    order: int  # 1-based position in the partition's event list
+    evidence: bool = False
+
+
+@dataclass
+class Lane:
+    actor: str
+    actor_type: str  # attempt | thread | query | app | other
+    start: float
+    end: float
+    window: str  # "attempt" (attempt_start..attempt_end) or "activity" (first..last event)
+    status: str | None  # the attempt's end status when known
+    marks: list[Mark] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        if self.status:
+            return outcome(None, self.status)
+        return "info"
+
+
+@dataclass
+class Axis:
+    mode: str  # "time" or "order"
+    label: str
+    ticks: list[tuple[float, str]]
+    start: dt.datetime | None = None
+    end: dt.datetime | None = None
+
+
+@dataclass
+class PartitionLanes:
+    lanes: list[Lane]
+    axis: Axis
+    events: list[TimelineEvent]
+
+
+@dataclass
+class Window:
+    start: dt.datetime | None
+    end: dt.datetime | None
+    status: str | None
+
+
+def outcome(kind: str | None, status: str | None) -> str:
+    s = (status or "").lower()
+    if s in _BAD_STATUS:
+        return "bad"
+    if s in _OK_STATUS:
+        return "ok"
+    if kind in _BAD_KINDS:
+        return "bad"
+    if kind in _OK_KINDS:
+        return "ok"
+    return "info"
+
+
+def symbol(kind: str) -> str:
+    return MARK_KINDS.get(kind, (OTHER_SYMBOL, kind))[0]
+
+
+def kind_label(kind: str) -> str:
+    return MARK_KINDS.get(kind, (OTHER_SYMBOL, kind.replace("_", " ")))[1]
+
+
+def actor_type(actor: str | None) -> str:
+    """The kind of actor a ``timeline.actor`` value names (attempt id, query id, app id, thread)."""
+    if not actor:
+        return "other"
+    a = actor.lower()
+    if a.startswith(("attempt_", "task ")):
+        return "attempt"
+    if a.startswith(("hive_", "query ")) or "queryid" in a:
+        return "query"
+    if a.startswith(("application_", "app-", "local-", "job_")):
+        return "app"
+    return "thread"
+
+
+def build(
+    events: Sequence[TimelineEvent],
+    windows: dict[str, Window] | None = None,
+    evidence: Iterable[int] = (),
+    *,
+    max_ticks: int = 8,
+) -> PartitionLanes:
+    """Lanes of ``events`` (in timeline order); ``windows`` holds attempt windows by actor."""
+    windows = windows or {}
+    evidence = set(evidence)
+    timed = bool(events) and all(e.ts is not None for e in events)
+    if timed:
+        times = [e.ts for e in events]
+        for actor in {e.actor for e in events}:
+            w = windows.get(actor)
+            if w is not None:
+                times += [t for t in (w.start, w.end) if t is not None]
+        t0, t1 = min(times), max(times)
+        span = (t1 - t0).total_seconds()
+        if span <= 0:  # one instant: give it a second around it so it sits in the middle
+            t0, t1, span = t0 - dt.timedelta(seconds=0.5), t1 + dt.timedelta(seconds=0.5), 1.0
+        pad = span * 0.03
+        t0, t1 = t0 - dt.timedelta(seconds=pad), t1 + dt.timedelta(seconds=pad)
+        span = (t1 - t0).total_seconds()
+
+        def pos_of(ts: dt.datetime) -> float:
+            return (ts - t0).total_seconds() / span
+
+        axis = time_axis(t0, t1, max_ticks=max_ticks)
+        slot = 0.0
+    else:
+        n = max(len(events), 1)
+        slot = 1.0 / n
+        axis = order_axis(len(events), max_ticks=max_ticks, some_timed=any(e.ts is not None for e in events))
+
+    by_actor: dict[str, Lane] = {}
+    for i, e in enumerate(events):
+        pos = pos_of(e.ts) if timed else (i + 0.5) * slot
+        actor = e.actor or "(unknown actor)"
+        lane = by_actor.get(actor)
+        if lane is None:
+            lane = by_actor[actor] = Lane(actor, actor_type(e.actor), pos, pos, "activity", None)
+        lane.start, lane.end = min(lane.start, pos), max(lane.end, pos)
+        lane.marks.append(
+            Mark(e, pos, outcome(e.kind, e.status), symbol(e.kind), i + 1, e.event_id in evidence)
+        )
+    for lane in by_actor.values():
+        if not timed:  # a lane covers its events' whole slots
+            lane.start, lane.end = lane.start - slot / 2, lane.end + slot / 2
+        w = windows.get(lane.actor)
+        if w is None:
+            continue
+        lane.status = w.status or lane.status
+        if timed and w.start is not None and w.end is not None:
+            lane.start, lane.end, lane.window = pos_of(w.start), pos_of(w.end), "attempt"
+        elif timed and w.start is not None:
+            lane.start, lane.window = min(lane.start, pos_of(w.start)), "attempt"
+        elif timed and w.end is not None:
+            lane.end, lane.window = max(lane.end, pos_of(w.end)), "attempt"
+    lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.actor))
+    return PartitionLanes(lanes, axis, list(events))
+
+
+def time_axis(t0: dt.datetime, t1: dt.datetime, *, max_ticks: int = 8) -> Axis:
+    span = (t1 - t0).total_seconds()
+    step = next((s for s in _STEPS if span / s <= max_ticks), _STEPS[-1])
+    base = dt.datetime(t0.year, t0.month, t0.day)
+    first = math.ceil(round((t0 - base).total_seconds() / step, 9)) * step
+    ticks: list[tuple[float, str]] = []
+    k = 0
+    last_day = None
+    while True:
+        at = base + dt.timedelta(seconds=first + k * step)
+        if at > t1:
+            break
+        label = _tick_label(at, step)
+        if at.date() != last_day and step < 86400 and last_day is not None:
+            label = at.strftime("%m-%d ") + label  # a day boundary inside the axis
+        last_day = at.date()
+        ticks.append(((at - t0).total_seconds() / span, label))
+        k += 1
+    label = f"time, {t0:%Y-%m-%d %H:%M:%S} to {_end_label(t0, t1)} ({duration(span)}); ticks every {duration(step)}"
+    return Axis("time", label, ticks, t0, t1)
+
+
+def order_axis(n: int, *, max_ticks: int = 8, some_timed: bool = False) -> Axis:
+    why = "some of these events carry no timestamp" if some_timed else "these events carry no timestamp"
+    label = f"event order, not time: {why}; #N is the N-th event in file order"
+    if n == 0:
+        return Axis("order", label, [])
+    every = max(1, math.ceil(n / max_ticks))
+    ticks = [((i + 0.5) / n, f"#{i + 1}") for i in range(0, n, every)]
+    return Axis("order", label, ticks)
+
+
+def duration(seconds: float) -> str:
+    """A span for people: 850 ms, 3.2 s, 6 min 2 s, 5 h 3 min, 2 d 4 h."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    s = round(seconds)
+    if s < 3600:
+        return f"{s // 60} min" + (f" {s % 60} s" if s % 60 else "")
+    if s < 86400:
+        return f"{s // 3600} h" + (f" {s % 3600 // 60} min" if s % 3600 // 60 else "")
+    return f"{s // 86400} d" + (f" {s % 86400 // 3600} h" if s % 86400 // 3600 else "")
+
+
+def format_ts(ts: dt.datetime | None) -> str:
+    if ts is None:
+        return "no timestamp"
+    text = ts.isoformat(sep=" ", timespec="milliseconds")
+    return text[:-4] if text.endswith(".000") else text
+
+
+def _tick_label(at: dt.datetime, step: float) -> str:
+    if step < 1:
+        return at.strftime("%H:%M:%S.%f")[:-3]
+    if step < 60:
+        return at.strftime("%H:%M:%S")
+    if step < 86400:
+        return at.strftime("%H:%M")
+    return at.strftime("%m-%d")
+
+
+def _end_label(t0: dt.datetime, t1: dt.datetime) -> str:
+    return f"{t1:%H:%M:%S}" if t0.date() == t1.date() else f"{t1:%Y-%m-%d %H:%M:%S}"
+
+
+# -- reading from the store ------------------------------------------------------------------
+
+_ROWS_SQL = """
+SELECT k.key, t.event_id, t.ts, t.kind, t.actor, t.path, t.status, t.source, t.line_no, t.raw
+FROM timeline t JOIN keys k
+  ON t.location = k.location AND t.partition_spec IS NOT DISTINCT FROM k.partition_spec
+UNION ALL
+SELECT k.key, t.event_id, t.ts, t.kind, t.actor, t.path, t.status, t.source, t.line_no, t.raw
+FROM timeline t JOIN keys k
+  ON k.location IS NULL AND t.table_name = k.table_name
+ AND t.partition_spec IS NOT DISTINCT FROM k.partition_spec
+ORDER BY 1, 3 NULLS LAST, 8, 9, 2
+"""
+
+
+def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | None]]) -> dict[int, list[Row]]:
+    """Timeline rows of many partitions in one query; ``keys`` are (location, table, partition)."""
+    import pyarrow as pa
+
+    out: dict[int, list[Row]] = {i: [] for i in range(len(keys))}
+    if not keys:
+        return out
+    keys_tbl = pa.table(  # noqa: F841 - read by DuckDB by name
+        {
+            "key": list(range(len(keys))),
+            "location": [k[0] for k in keys],
+            "table_name": [k[1] for k in keys],
+            "partition_spec": [k[2] for k in keys],
+        },
+        schema=pa.schema([("key", pa.int64()), ("location", pa.string()),
+                          ("table_name", pa.string()), ("partition_spec", pa.string())]),
+    )
+    con = store.con.cursor()
+    try:
+        con.register("keys", keys_tbl)
+        for key, eid, ts, kind, actor, path, status, source, line_no, raw in con.execute(_ROWS_SQL).fetchall():
+            out[key].append(Row(eid, ts, kind, actor, path, status, _where(eid, source, line_no), raw))
+    finally:
+        con.close()
+    return out
+
+
+def windows_for(store: Store, actors: Iterable[str]) -> dict[str, Window]:
+    """Attempt windows (first attempt_start, last attempt_end and its status) by attempt id."""
+    actors = sorted({a for a in actors if a})
+    if not actors:
+        return {}
+    rows = store.con.execute(
+        """
+        SELECT attempt_id,
+               min(ts) FILTER (WHERE kind = 'attempt_start'),
+               max(ts) FILTER (WHERE kind = 'attempt_end'),
+               arg_max(status, coalesce(ts, TIMESTAMP '0001-01-01')) FILTER (WHERE kind = 'attempt_end')
+        FROM events
+        WHERE kind IN ('attempt_start', 'attempt_end') AND attempt_id IN (SELECT unnest(?))
+        GROUP BY attempt_id
+        """,
+        [actors],
+    ).fetchall()
+    return {a: Window(s, e, st) for a, s, e, st in rows}
+
+
+def partition_lanes(store: Store, events: Sequence[TimelineEvent], evidence: Iterable[int] = (),
+                    *, max_ticks: int = 8) -> PartitionLanes:
+    """Lanes of already-read timeline events, with the attempt windows of their actors."""
+    return build(events, windows_for(store, (e.actor for e in events)), evidence, max_ticks=max_ticks)
+
+
+def _where(event_id: int, source: str | None, line_no: int | None) -> str:
+    if source is None:
+        return f"event {event_id}"
+    return f"{source}:{line_no}" if line_no is not None else source

@@ -1,0 +1,151 @@
+"""The terminal picture of a partition's timeline: the lanes of ``lanes.py`` drawn with rich text.
+
+Everything fits ``width`` columns (at most 100): long actors, paths and file names are cut in
+the middle, where they differ least. Colour is an extra cue only; symbols carry the meaning.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from commitsleuth.lanes import (OUTCOMES, PartitionLanes, TimelineEvent, format_ts, kind_label,
+                                partition_lanes)
+from commitsleuth.store import Store
+
+MAX_WIDTH = 100
+_MARK_STYLE = {"ok": "bold green", "bad": "bold red", "info": "bold yellow"}
+_BAR_STYLE = {"ok": "green", "bad": "red", "info": "blue"}
+_BAR, _EMPTY = "━", " "
+
+
+def middle(text: str | None, width: int) -> str:
+    """``text`` cut to ``width`` columns by replacing its middle with '…'."""
+    text = (text or "").replace("\n", " ")
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | None = None) -> list[Text]:
+    """The lanes, the axis and a legend as rich ``Text`` lines, each at most ``width`` columns."""
+    width = max(40, min(width, MAX_WIDTH))
+    out: list[Text] = []
+    if title:
+        out.append(Text(middle(title, width), style="bold"))
+    out.extend(Text(line, style="dim") for line in _wrap(model.axis.label, width))
+    label_w = min(max([len(ln.actor) for ln in model.lanes] + [8]), 40)
+    track_w = width - label_w - 3
+    for lane in model.lanes:
+        line = Text(middle(lane.actor, label_w).ljust(label_w) + " │")
+        line.append_text(_track(lane, track_w))
+        line.append("│")
+        out.append(line)
+    out.extend(_axis_lines(model, label_w, track_w))
+    out.extend(_legend(model, width))
+    return out
+
+
+def _track(lane, track_w: int) -> Text:
+    cells = [_EMPTY] * track_w
+    lo, hi = _col(lane.start, track_w), _col(lane.end, track_w)
+    cells[lo:hi + 1] = [_BAR] * (hi + 1 - lo)
+    styles: dict[int, tuple[int, str]] = {}
+    for m in lane.marks:
+        c = _col(m.pos, track_w)
+        r = OUTCOMES.index(m.outcome)
+        if c in styles and styles[c][0] <= r:
+            continue  # a more important mark already sits in this cell
+        cells[c] = m.symbol
+        styles[c] = (r, _MARK_STYLE[m.outcome] + (" underline" if m.evidence else ""))
+    track = Text("".join(cells))
+    track.stylize(_BAR_STYLE[lane.outcome], lo, hi + 1)
+    for c, (_, style) in styles.items():
+        track.stylize(style, c, c + 1)
+    return track
+
+
+def _axis_lines(model: PartitionLanes, label_w: int, track_w: int) -> list[Text]:
+    rule = ["─"] * track_w
+    labels = [" "] * (track_w + 2)
+    free_from = 0
+    for pos, label in model.axis.ticks:
+        c = _col(pos, track_w)
+        rule[c] = "┴"
+        start = max(0, min(c - len(label) // 2, track_w + 2 - len(label)))
+        if start < free_from:
+            continue  # would overlap the previous label: the tick stays, its label goes
+        labels[start:start + len(label)] = list(label)
+        free_from = start + len(label) + 1
+    pad = " " * (label_w + 1)
+    return [
+        Text(pad + "└" + "".join(rule) + "┘", style="dim"),
+        Text((pad + "".join(labels)).rstrip(), style="dim"),
+    ]
+
+
+def _legend(model: PartitionLanes, width: int) -> list[Text]:
+    seen: dict[str, str] = {}
+    for lane in model.lanes:
+        for m in lane.marks:
+            seen.setdefault(m.symbol, m.event.kind)
+    parts = [f"{s} {kind_label(k)}" for s, k in seen.items()]
+    windows = sorted({ln.window for ln in model.lanes})
+    parts.append("━ " + " / ".join(
+        "attempt start..end" if w == "attempt" else "first..last event" for w in windows))
+    parts.append("green ok, red removed/failed/denied, underlined = evidence of a finding")
+    return [Text(line, style="dim") for line in _wrap("legend: " + "; ".join(parts), width)]
+
+
+def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH) -> list[Text]:
+    """The numbered event list under the lanes: time, kind, actor, then path and file:line."""
+    width = max(40, min(width, MAX_WIDTH))
+    n_w = len(str(len(events))) + 1
+    out = [Text(f"{'#'.ljust(n_w)} {'time'.ljust(23)} {'kind'.ljust(16)} actor", style="bold")]
+    indent = " " * (n_w + 1)
+    for i, e in enumerate(events, 1):
+        head = f"{str(i).ljust(n_w)} {format_ts(e.ts).ljust(23)} {e.kind.ljust(16)} "
+        out.append(Text(head + middle(e.actor or "", width - len(head))))
+        if e.path:
+            out.append(Text(indent + "path " + middle(e.path, width - len(indent) - 5)))
+        out.append(Text(indent + "at   " + middle(e.where, width - len(indent) - 5), style="cyan"))
+    out.append(Text(f"({len(events)} event{'s' if len(events) != 1 else ''})"))
+    return out
+
+
+def print_timeline(store: Store, events: Sequence[TimelineEvent], *, title: str | None = None,
+                   color: bool = True, file=None) -> None:
+    """Print the lanes and the event list of ``events`` to ``file`` (stdout)."""
+    file = file or sys.stdout
+    width = MAX_WIDTH
+    if file.isatty():
+        import shutil
+
+        width = min(MAX_WIDTH, shutil.get_terminal_size((MAX_WIDTH, 24)).columns)
+    evidence = _evidence_ids(store)
+    model = partition_lanes(store, events, evidence, max_ticks=max(2, (width - 44) // 12))
+    console = Console(file=file, width=width, no_color=not color, highlight=False,
+                      emoji=False, markup=False, color_system="auto" if color else None)
+    for line in lanes_text(model, width=width, title=title) + [Text("")] + events_text(events, width=width):
+        console.print(line, no_wrap=True, overflow="crop", crop=True)
+
+
+def _evidence_ids(store: Store) -> set[int]:
+    rows = store.con.execute("SELECT DISTINCT unnest(evidence) FROM findings").fetchall()
+    return {r[0] for r in rows}
+
+
+def _col(pos: float, track_w: int) -> int:
+    return max(0, min(track_w - 1, int(pos * track_w)))
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width) or [""]
