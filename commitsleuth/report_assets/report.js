@@ -1,0 +1,214 @@
+/* commitsleuth report: draws one page of findings at a time from the JSON data block.
+ * Inlined into the HTML by report.py. Log text only ever reaches the page through
+ * textContent and setAttribute, never as markup, so a log line cannot become an element. */
+(function () {
+  "use strict";
+  var DATA = JSON.parse(document.getElementById("cs-data").textContent);
+  var EV = DATA.events;   // id -> [kind, time, actor, path, status, where, raw, outcome, symbol, kindLabel]
+  var TL = DATA.timelines;
+  var F = DATA.findings;  // [code, name, severity, partition, place, summary, actors, evidence, cause, remedy, timeline]
+  var TEXT = DATA.texts;  // cause and remedy are indexes into this list (null at 0)
+  var PAGE = DATA.pageSize || 20;
+  var state = {page: 0, matches: null};
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function pct(x) { return (x * 100).toFixed(3) + "%"; }
+
+  function eventRows(ev) {
+    return [["kind", ev[0]], ["time", ev[1]], ["actor", ev[2]], ["path", ev[3]], ["status", ev[4]], ["evidence", ev[5]]];
+  }
+
+  function showEvent(panel, id) {
+    var ev = EV[id];
+    panel.textContent = "";
+    if (!ev) { panel.appendChild(el("span", "hint", "event " + id + " is not in this report")); return; }
+    var t = el("table", "event");
+    eventRows(ev).forEach(function (r) {
+      if (r[1] === null || r[1] === undefined || r[1] === "") return;
+      var tr = el("tr");
+      tr.appendChild(el("th", null, r[0]));
+      var td = el("td", r[0] === "evidence" ? "where" : null, r[1]);
+      tr.appendChild(td);
+      t.appendChild(tr);
+    });
+    panel.appendChild(t);
+    if (ev[6]) panel.appendChild(el("pre", "raw", ev[6]));
+  }
+
+  function select(fig, panel, id) {
+    var marks = fig.querySelectorAll(".mark");
+    for (var i = 0; i < marks.length; i++) {
+      marks[i].classList.toggle("selected", marks[i].getAttribute("data-event") === String(id));
+    }
+    showEvent(panel, id);
+  }
+
+  function timeline(tl, evidence) {
+    var fig = el("figure", "tl");
+    fig.style.margin = "0";
+    var axis = tl.axis;
+    fig.appendChild(el("div", "axis-label " + axis[0], axis[1]));
+    var panel = el("div", "detail");
+    var seen = {};
+    tl.lanes.forEach(function (lane) {
+      // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...]]
+      var row = el("div", "lane");
+      row.setAttribute("data-actor", lane[0]);
+      var label = el("div", "lane-label");
+      label.appendChild(el("span", "actor", lane[0]));
+      label.appendChild(el("span", "type", " " + lane[1] + (lane[3] ? ", " + lane[3] : "")));
+      label.title = lane[0] + " (" + lane[1] + ")";
+      row.appendChild(label);
+      var track = el("div", "track");
+      var bar = el("div", "bar " + lane[4] + " " + lane[2]);
+      bar.style.left = pct(lane[5]);
+      bar.style.width = pct(Math.max(lane[6] - lane[5], 0));
+      bar.title = lane[2] === "attempt" ? "attempt window (start to end)" : "first to last event of this actor";
+      track.appendChild(bar);
+      lane[7].forEach(function (m) {
+        var ev = EV[m[0]] || ["?", "", "", "", "", "", "", "info", "?", "?"];
+        var b = el("button", "mark " + ev[7] + (evidence[m[0]] ? " evidence" : ""), ev[8]);
+        b.type = "button";
+        b.style.left = pct(m[1]);
+        b.setAttribute("data-event", m[0]);
+        b.setAttribute("aria-label", ev[9] + " by " + ev[2]);
+        b.title = ev[9] + " — " + ev[1] + "\n" + ev[5];
+        seen[ev[8]] = [ev[9], ev[7]];
+        b.addEventListener("click", function () { select(fig, panel, m[0]); });
+        b.addEventListener("mouseenter", function () { showEvent(panel, m[0]); });
+        b.addEventListener("focus", function () { select(fig, panel, m[0]); });
+        track.appendChild(b);
+      });
+      row.appendChild(track);
+      fig.appendChild(row);
+    });
+    var axisRow = el("div", "axis-row");
+    axisRow.appendChild(el("div"));
+    var ticks = el("div", "axis");
+    axis[2].forEach(function (t) {
+      var tick = el("div", "tick");
+      tick.style.left = pct(t[0]);
+      tick.appendChild(el("span", null, t[1]));
+      ticks.appendChild(tick);
+    });
+    axisRow.appendChild(ticks);
+    fig.appendChild(axisRow);
+    var legend = el("div", "legend", "Marks:");
+    Object.keys(seen).sort().forEach(function (s) {
+      var b = el("b", null, s);
+      b.className = "mark-key " + seen[s][1];
+      b.style.background = "var(--" + seen[s][1] + ")";
+      legend.appendChild(b);
+      legend.appendChild(document.createTextNode(seen[s][0]));
+    });
+    legend.appendChild(document.createTextNode(
+      " — green: published or succeeded; red: removed, failed or refused; ringed: evidence of this finding; bar: attempt window or first to last event."));
+    fig.appendChild(legend);
+    panel.appendChild(el("span", "hint", "Hover or click a mark to see its event and evidence line."));
+    fig.appendChild(panel);
+    fig._panel = panel;
+    return fig;
+  }
+
+  function finding(i) {
+    var f = F[i];
+    var art = el("article", "finding sev-" + f[2]);
+    art.id = "finding-" + (i + 1);
+    art.setAttribute("data-code", f[0]);
+    var h = el("h3");
+    h.appendChild(el("span", "num", "#" + (i + 1) + " "));
+    h.appendChild(el("span", "code", f[0] + " " + f[1] + " "));
+    h.appendChild(el("span", "sev", f[2]));
+    art.appendChild(h);
+    var p = el("p", "partition");
+    p.appendChild(el("b", null, f[3] || "(no partition)"));
+    p.appendChild(document.createTextNode(" in "));
+    p.appendChild(el("code", null, f[4]));
+    art.appendChild(p);
+    art.appendChild(el("p", "summary", f[5]));
+    var evidence = {};
+    f[7].forEach(function (id) { evidence[id] = true; });
+    var fig = null;
+    if (f[10] !== null && TL[f[10]]) {
+      fig = timeline(TL[f[10]], evidence);
+      art.appendChild(fig);
+    } else {
+      art.appendChild(el("p", "empty", "No partition timeline: the finding names no partition events."));
+    }
+    art.appendChild(el("h4", null, "Evidence"));
+    var list = el("div", "evidence-list");
+    f[7].forEach(function (id) {
+      var ev = EV[id];
+      if (!ev) return;
+      var item = el("div", "item");
+      item.setAttribute("data-event", id);
+      item.appendChild(el("div", "where", ev[5] + (ev[2] ? "  [" + ev[2] + "]" : "")));
+      item.appendChild(el("pre", null, ev[6] || ""));
+      if (fig) item.addEventListener("click", function () { select(fig, fig._panel, id); });
+      list.appendChild(item);
+    });
+    art.appendChild(list);
+    if (TEXT[f[8]]) { var c = el("p", "cause"); c.appendChild(el("b", null, "Cause. ")); c.appendChild(document.createTextNode(TEXT[f[8]])); art.appendChild(c); }
+    if (TEXT[f[9]]) { var r = el("p", "remedy"); r.appendChild(el("b", null, "Remedy. ")); r.appendChild(document.createTextNode(TEXT[f[9]])); art.appendChild(r); }
+    return art;
+  }
+
+  function matches() {
+    var sev = document.getElementById("cs-sev").value;
+    var code = document.getElementById("cs-code").value;
+    var q = document.getElementById("cs-q").value.toLowerCase();
+    var out = [];
+    for (var i = 0; i < F.length; i++) {
+      var f = F[i];
+      if (sev && f[2] !== sev) continue;
+      if (code && f[0] !== code) continue;
+      if (q && [f[3], f[4], f[5], f[6].join(" ")].join(" ").toLowerCase().indexOf(q) < 0) continue;
+      out.push(i);
+    }
+    return out;
+  }
+
+  function render() {
+    var list = document.getElementById("cs-findings");
+    var m = state.matches;
+    var pages = Math.max(1, Math.ceil(m.length / PAGE));
+    state.page = Math.min(Math.max(state.page, 0), pages - 1);
+    list.textContent = "";
+    var from = state.page * PAGE, to = Math.min(m.length, from + PAGE);
+    for (var k = from; k < to; k++) list.appendChild(finding(m[k]));
+    if (!m.length) list.appendChild(el("p", "empty", F.length ? "No finding matches the filter." : "No findings."));
+    document.getElementById("cs-pageinfo").textContent =
+      m.length ? ("findings " + (from + 1) + "–" + to + " of " + m.length + " · page " + (state.page + 1) + " of " + pages) : "0 findings";
+    document.getElementById("cs-prev").disabled = state.page === 0;
+    document.getElementById("cs-next").disabled = state.page >= pages - 1;
+  }
+
+  function refilter() { state.matches = matches(); state.page = 0; render(); }
+
+  function goToHash() {
+    var m = /^#finding-(\d+)$/.exec(location.hash);
+    if (!m) return false;
+    var i = parseInt(m[1], 10) - 1, at = state.matches.indexOf(i);
+    if (at < 0) return false;
+    state.page = Math.floor(at / PAGE);
+    render();
+    var target = document.getElementById("finding-" + (i + 1));
+    if (target) target.scrollIntoView();
+    return true;
+  }
+
+  document.getElementById("cs-sev").addEventListener("change", refilter);
+  document.getElementById("cs-code").addEventListener("change", refilter);
+  document.getElementById("cs-q").addEventListener("input", refilter);
+  document.getElementById("cs-prev").addEventListener("click", function () { state.page--; render(); window.scrollTo(0, document.getElementById("cs-controls").offsetTop); });
+  document.getElementById("cs-next").addEventListener("click", function () { state.page++; render(); window.scrollTo(0, document.getElementById("cs-controls").offsetTop); });
+  window.addEventListener("hashchange", goToHash);
+  state.matches = matches();
+  if (!goToHash()) render();
+  document.documentElement.setAttribute("data-first-screen-ms", performance.now().toFixed(1));
+})();

@@ -1,0 +1,155 @@
+"""The HTML report in real headless Chromium: the seed-000 finding and its lanes, hover and click,
+escaping of hostile log text, and the first screen of a 10,000-finding report.
+
+Screenshots and timings are kept in test-artifacts/ (gitignored) for people to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browser import Chromium, chromium_path
+from commitsleuth.demo import sample_dir
+from commitsleuth.forensics.analyze import analyze
+from commitsleuth.ingest import ingest
+from commitsleuth.report import PAGE_SIZE, write_report
+from commitsleuth.store import Store
+from many_findings import many_findings_store, seed_events, write_task_logs
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "test-artifacts"
+SEED = sample_dir() / "seed000" / "logs"
+A0 = "attempt_201304111550_268224_m_000005_0"
+A1 = "attempt_201304111550_268234_m_000005_1"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if chromium_path() is None:
+        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run installs it)")
+    b = Chromium()
+    yield b
+    b.close()
+
+
+def _report(tmp: Path, *paths) -> Path:
+    with Store(tmp / "store.duckdb") as store:
+        ingest(store, [str(p) for p in paths])
+        analyze(store)
+        return write_report(store, tmp / "report.html")
+
+
+def _open(browser, report: Path):
+    page = browser.page()
+    page.goto(report.as_uri())
+    page.settle()
+    return page
+
+
+def test_seed000_report_shows_the_finding_and_both_attempt_lanes(browser, tmp_path):
+    page = _open(browser, _report(tmp_path, SEED))
+    page.screenshot(ARTIFACTS / "report-seed000.png")
+    findings = page.eval("[...document.querySelectorAll('article.finding')].map(a => a.dataset.code)")
+    assert findings == ["CS101"]
+    assert page.eval("document.querySelector('article.finding .partition b').textContent") == "hp_cal_month=2013-04"
+    lanes = page.eval("[...document.querySelectorAll('.lane')].map(l => [l.dataset.actor,"
+                      " [...l.querySelectorAll('.mark')].map(m => m.textContent + ' ' + m.className)])")
+    assert lanes == [[A0, ["R mark ok evidence"]], [A1, ["R mark ok evidence"]]]
+    assert page.eval("document.querySelector('.axis-label').textContent").startswith("event order, not time")
+    assert page.eval("[...document.querySelectorAll('.tick')].map(t => t.textContent)") == ["#1", "#2"]
+    wheres = page.eval("[...document.querySelectorAll('.evidence-list .where')].map(w => w.textContent)")
+    assert wheres == [f"{SEED / 'task-logs.txt'}:2  [{A0}]", f"{SEED / 'task-logs.txt'}:5  [{A1}]"]
+    assert page.eval("document.querySelector('.remedy').textContent").startswith("Remedy. disable speculative execution")
+    assert "1 ok · 2 events · 0 rejected lines" in page.eval("document.body.innerText")
+
+    # Hover shows an event in the panel; a click selects it and keeps it there.
+    page.hover(".lane .mark")
+    detail = page.eval("document.querySelector('.detail').innerText")
+    assert f"{SEED / 'task-logs.txt'}:2" in detail and "renamed path" in detail and A0 in detail
+    page.click(f".lane[data-actor='{A1}'] .mark")
+    detail = page.eval("document.querySelector('.detail').innerText")
+    assert f"{SEED / 'task-logs.txt'}:5" in detail and "no timestamp" in detail and A1 in detail
+    assert page.eval("document.querySelector('.mark.selected').dataset.event") == "2"
+    page.screenshot(ARTIFACTS / "report-seed000-clicked.png")
+    assert (page.errors, page.dialogs) == ([], [])
+
+
+# Log text that would run or add elements if the report put it into the page as markup: a
+# script in a path, a partition value with both quotes and a made-up element, and (real) an
+# application named <script>alert('XSS')</script> in Spark's rolling event log.
+HOSTILE = """\
+attempt_201304111550_268224_m_000007_0
+renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/<script>alert(1)</script>/_tmp.000007_0 to hdfs://nn/tmp/hive_q/_tmp.-ext-10000/dt=2013'04"><xss-part>x/000007_0 . File size is 10
+
+attempt_201304111550_268234_m_000007_1
+renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/<script>alert(1)</script>/_tmp.000007_1 to hdfs://nn/tmp/hive_q/_tmp.-ext-10000/dt=2013'04"><xss-part>x/000007_1 . File size is 10
+"""
+
+
+def test_hostile_log_text_shows_as_text_and_runs_nothing(browser, tmp_path, corpus):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "task-logs.txt").write_text(HOSTILE)
+    rolling = corpus / "spark-events" / "eventlog_v2_local-1766844910796"
+    report = _report(tmp_path, logs, rolling)
+    text = report.read_text()
+    assert "<script>alert" not in text and "<xss-part>" not in text
+    page = _open(browser, report)
+    page.click(".mark")  # the detail panel puts the raw line into the page as well
+    page.hover(".lane + .lane .mark")
+    page.settle()
+    page.screenshot(ARTIFACTS / "report-hostile.png")
+    assert page.dialogs == []
+    assert page.errors == []  # a blocked inline script would be a CSP error here
+    assert page.eval("document.querySelectorAll('xss-part').length") == 0
+    assert page.eval("document.scripts.length") == 2  # the data block and the report's own script
+    body = page.eval("document.body.innerText")
+    assert "<script>alert('XSS')</script>" in body  # the real application name, as text
+    assert "/<script>alert(1)</script>/_tmp.000007_0" in body
+    assert page.eval("document.querySelector('article.finding .partition b').textContent") == "dt=2013'04\"><xss-part>x"
+    assert page.eval("document.querySelectorAll('.lane').length") == 2
+
+
+def test_replayed_store_equals_real_ingest(tmp_path):
+    """The 10,000-finding store replays seed events; on a small file that replay == ingest."""
+    cols = "kind, line_no, byte_offset, job_id, task_id, attempt_id, attempt_no, location, " \
+           "partition_spec, path, target_path, file_name, file_task, file_attempt, size, raw"
+    with many_findings_store(tmp_path / "replay.duckdb", tmp_path / "logs", 3, 2) as replayed:
+        fast = replayed.con.execute(f"SELECT {cols} FROM events ORDER BY line_no").fetchall()
+        fast_findings = replayed.count("findings")
+    with Store(tmp_path / "real.duckdb") as real:
+        ingest(real, [str(tmp_path / "logs")])
+        slow = real.con.execute(f"SELECT {cols} FROM events ORDER BY line_no").fetchall()
+        assert len(analyze(real)) == fast_findings == 6
+    assert fast == slow and len(seed_events()) == 2
+
+
+def test_ten_thousand_findings_first_screen(browser, tmp_path):
+    with many_findings_store(tmp_path / "many.duckdb", tmp_path / "logs", 1000, 10) as store:
+        assert store.count("findings") == 10_000
+        report = write_report(store, tmp_path / "report.html")
+    page = browser.page()
+    load_s = page.goto(report.as_uri())
+    first_ms = float(page.eval("document.documentElement.dataset.firstScreenMs"))
+    page.screenshot(ARTIFACTS / "report-10000.png")
+    assert page.eval("document.querySelectorAll('article.finding').length") == PAGE_SIZE
+    assert page.eval("document.getElementById('cs-pageinfo').textContent") == \
+        f"findings 1–{PAGE_SIZE} of 10000 · page 1 of {10000 // PAGE_SIZE}"
+    # The next page, then a filter that narrows to one partition's ten tasks.
+    page.click("#cs-next")
+    assert page.eval("document.querySelector('article.finding').id") == f"finding-{PAGE_SIZE + 1}"
+    page.eval("(() => { const q = document.getElementById('cs-q'); q.value = 'hp_store=00420';"
+              " q.dispatchEvent(new Event('input')); })()")
+    assert page.eval("document.querySelectorAll('article.finding').length") == 10
+    assert page.eval("document.querySelectorAll('article.finding .lane').length") == 10 * 20
+    page.settle()
+    assert (page.errors, page.dialogs) == ([], [])
+    timing = {"findings": 10_000, "report_bytes": report.stat().st_size,
+              "load_event_s": round(load_s, 3), "first_screen_ms": first_ms}
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "report-10000.json").write_text(json.dumps(timing, indent=2) + "\n")
+    print(f"\n10,000-finding report: {timing}")
