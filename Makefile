@@ -37,4 +37,4 @@ test: install check-java
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info build commitsleuth-demo.duckdb report.html
+	rm -rf $(VENV) *.egg-info build commitsleuth-demo.duckdb commitsleuth-demo.html report.html

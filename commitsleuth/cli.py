@@ -214,7 +214,9 @@ def report(output: str, db: str) -> int:
 @cli.command()
 @click.option("--db", default="commitsleuth-demo.duckdb", show_default=True, metavar="FILE",
               help="Store the demo writes (recreated on every run).")
-def demo(db: str) -> int:
+@click.option("--report", "report_path", metavar="FILE",
+              help="HTML report the demo ends by writing  [default: the store's name with .html]")
+def demo(db: str, report_path: str | None) -> int:
     """Ingest the shipped sample logs, analyze them and show what commitsleuth finds.
 
     The sample is the real task log of a Hive merge job whose speculative map attempt
@@ -235,6 +237,11 @@ def demo(db: str) -> int:
     click.echo("")
     exe = "commitsleuth" if shutil.which("commitsleuth") else sys.argv[0] or "commitsleuth"
     click.echo(f"Explore it: {exe} query --db {db} double_commits")
+    from commitsleuth.report import write_report
+
+    with Store(db, read_only=True) as store:
+        written = write_report(store, report_path or os.path.splitext(db)[0] + ".html")
+    click.echo(f"Report: {written.resolve()} (open it in a browser)")
     return EXIT_OK
 
 

@@ -340,22 +340,29 @@ def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | No
     return out
 
 
-def windows_for(store: Store, actors: Iterable[str]) -> dict[str, Window]:
-    """Attempt windows (first attempt_start, last attempt_end and its status) by attempt id."""
-    actors = sorted({a for a in actors if a})
-    if not actors:
+def windows_for(store: Store, event_ids: Iterable[int]) -> dict[str, Window]:
+    """Attempt windows (first attempt_start, last attempt_end and its status) of the attempts
+    that made ``event_ids``. Spark's attempt labels repeat across applications, so an attempt's
+    start and end count only when they come from the same application as its events."""
+    ids = sorted(set(event_ids))
+    if not ids:
         return {}
     rows = store.con.execute(
         """
-        SELECT attempt_id,
-               min(ts) FILTER (WHERE kind = 'attempt_start'),
-               max(ts) FILTER (WHERE kind = 'attempt_end'),
-               arg_max(status, coalesce(ts, TIMESTAMP '0001-01-01')) FILTER (WHERE kind = 'attempt_end')
-        FROM events
-        WHERE kind IN ('attempt_start', 'attempt_end') AND attempt_id IN (SELECT unnest(?))
-        GROUP BY attempt_id
+        WITH actors AS (
+            SELECT DISTINCT attempt_id, app_id FROM events
+            WHERE event_id IN (SELECT unnest(?)) AND attempt_id IS NOT NULL
+        )
+        SELECT a.attempt_id,
+               min(e.ts) FILTER (WHERE e.kind = 'attempt_start'),
+               max(e.ts) FILTER (WHERE e.kind = 'attempt_end'),
+               arg_max(e.status, coalesce(e.ts, TIMESTAMP '0001-01-01')) FILTER (WHERE e.kind = 'attempt_end')
+        FROM actors a JOIN events e
+          ON e.attempt_id = a.attempt_id AND e.app_id IS NOT DISTINCT FROM a.app_id
+        WHERE e.kind IN ('attempt_start', 'attempt_end')
+        GROUP BY a.attempt_id
         """,
-        [actors],
+        [ids],
     ).fetchall()
     return {a: Window(s, e, st) for a, s, e, st in rows}
 
@@ -363,7 +370,7 @@ def windows_for(store: Store, actors: Iterable[str]) -> dict[str, Window]:
 def partition_lanes(store: Store, events: Sequence[TimelineEvent], evidence: Iterable[int] = (),
                     *, max_ticks: int = 8) -> PartitionLanes:
     """Lanes of already-read timeline events, with the attempt windows of their actors."""
-    return build(events, windows_for(store, (e.actor for e in events)), evidence, max_ticks=max_ticks)
+    return build(events, windows_for(store, (e.event_id for e in events)), evidence, max_ticks=max_ticks)
 
 
 def _where(event_id: int, source: str | None, line_no: int | None) -> str:

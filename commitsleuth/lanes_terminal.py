@@ -6,9 +6,11 @@ the middle, where they differ least. Colour is an extra cue only; symbols carry 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
@@ -22,15 +24,35 @@ _BAR_STYLE = {"ok": "green", "bad": "red", "info": "blue"}
 _BAR, _EMPTY = "━", " "
 
 
+# Log text must not drive the terminal: control characters (ESC above all) are shown as '?'.
+_CONTROL = {c: "?" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+
+
 def middle(text: str | None, width: int) -> str:
-    """``text`` cut to ``width`` columns by replacing its middle with '…'."""
-    text = (text or "").replace("\n", " ")
-    if len(text) <= width:
+    """``text`` cut to ``width`` cells by replacing its middle with '…', controls made visible.
+
+    Widths are terminal cells, so a path with CJK characters (two cells each) fits too.
+    """
+    text = (text or "").replace("\n", " ").translate(_CONTROL)
+    if cell_len(text) <= width:
         return text
     if width <= 1:
-        return text[:width]
-    head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+        return "…"[:width]
+    head_w = (width - 1) // 2
+    return _take(text, head_w) + "…" + _take(text[::-1], width - 1 - head_w)[::-1]
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - cell_len(text))
+
+
+def _take(text: str, width: int) -> str:
+    used = 0
+    for i, ch in enumerate(text):
+        used += get_character_cell_size(ch)
+        if used > width:
+            return text[:i]
+    return text
 
 
 def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | None = None) -> list[Text]:
@@ -40,10 +62,10 @@ def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | No
     if title:
         out.append(Text(middle(title, width), style="bold"))
     out.extend(Text(line, style="dim") for line in _wrap(model.axis.label, width))
-    label_w = min(max([len(ln.actor) for ln in model.lanes] + [8]), 40)
+    label_w = min(max([cell_len(ln.actor) for ln in model.lanes] + [8]), 40)
     track_w = width - label_w - 3
     for lane in model.lanes:
-        line = Text(middle(lane.actor, label_w).ljust(label_w) + " │")
+        line = Text(pad(middle(lane.actor, label_w), label_w) + " │")
         line.append_text(_track(lane, track_w))
         line.append("│")
         out.append(line)
@@ -121,8 +143,13 @@ def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH) -> l
 
 def print_timeline(store: Store, events: Sequence[TimelineEvent], *, title: str | None = None,
                    color: bool = True, file=None) -> None:
-    """Print the lanes and the event list of ``events`` to ``file`` (stdout)."""
+    """Print the lanes and the event list of ``events`` to ``file`` (stdout).
+
+    Colour follows the terminal (rich's detection, FORCE_COLOR); ``color=False`` or a non-empty
+    NO_COLOR gives plain text without any escape sequence, bold and dim included.
+    """
     file = file or sys.stdout
+    color = color and not os.environ.get("NO_COLOR")
     width = MAX_WIDTH
     if file.isatty():
         import shutil

@@ -28,6 +28,7 @@ from commitsleuth.model import SEVERITIES
 from commitsleuth.store import Store
 
 PAGE_SIZE = 20
+MAX_LANES = 12  # lanes shown at first besides the finding's own actors; the rest on request
 MAX_RAW = 4000  # characters of one log line kept in the report (a 50 MB line stays readable)
 MANY_SOURCES = 30  # above this the full source list is folded away
 
@@ -61,7 +62,7 @@ def report_data(store: Store) -> dict:
         if f.location or f.table_name:
             keys.setdefault((f.location, None if f.location else f.table_name, f.partition_spec), len(keys))
     rows = rows_for(store, list(keys))
-    windows = windows_for(store, (r.actor for rs in rows.values() for r in rs))
+    windows = windows_for(store, (r.event_id for rs in rows.values() for r in rs))
     events: dict[int, list] = {}
     timelines = []
     for i in range(len(keys)):
@@ -82,7 +83,7 @@ def report_data(store: Store) -> dict:
             texts.setdefault(f.remedy, len(texts)), keys.get(key),
         ])
     return {"events": events, "timelines": timelines, "findings": out_findings, "texts": list(texts),
-            "pageSize": PAGE_SIZE}
+            "pageSize": PAGE_SIZE, "maxLanes": MAX_LANES}
 
 
 def _event_json(kind, ts, actor, path, status, where, raw) -> list:

@@ -26,6 +26,9 @@ def test_demo_prints_the_double_commit_with_evidence(cli, tmp_path):
     assert f"{SEED / 'task-logs.txt'}:2" in r.out
     assert f"{SEED / 'task-logs.txt'}:5" in r.out
     assert "remedy: disable speculative execution" in r.out
+    report = (tmp_path / "demo.html").resolve()
+    assert r.out.endswith(f"\nReport: {report} (open it in a browser)\n")
+    assert A0 in report.read_text() and A1 in report.read_text()
 
 
 def test_ingest_analyze_exit_codes(cli, db_path):
@@ -155,18 +158,54 @@ def test_duckdb_shell_reads_the_store(cli, db_path):
     assert (p.returncode, p.stdout) == (0, "code,partition_spec\nCS101,hp_cal_month=2013-04\n"), p.stderr
 
 
-def test_timeline_of_the_partition(cli, db_path):
+LOC = "hdfs://10.2.6.102/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_8643833043783438119/-ext-10000"
+
+
+def test_timeline_draws_one_lane_per_attempt(cli, db_path):
+    from commitsleuth.lanes_terminal import middle
+
     cli("ingest", SEED, "--db", db_path)
-    loc = "hdfs://10.2.6.102/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_8643833043783438119/-ext-10000"
-    r = cli("timeline", loc, "hp_cal_month=2013-04", "--db", db_path)
+    r = cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path, "--no-color")
     assert r.exit_code == 0
     lines = r.out.splitlines()
-    assert lines[0].split() == ["time", "kind", "actor", "path", "evidence"]
-    assert A0 in lines[2] and A1 in lines[3]
-    assert lines[-1] == "(2 rows)"
+    track = 100 - 38 - 3
+    assert lines[:8] == [
+        "hp_cal_month=2013-04 in hdfs://10.2.6.102/tmp/hiv…-05-30_10-13-59_124_8643833043783438119/-ext-10000",
+        "event order, not time: these events carry no timestamp; #N is the N-th event in file order",
+        f"{A0} │" + "━" * 14 + "R" + "━" * 15 + " " * (track - 30) + "│",
+        f"{A1} │" + " " * 29 + "━" * 15 + "R" + "━" * 14 + "│",
+        " " * 39 + "└" + "─" * 14 + "┴" + "─" * 29 + "┴" + "─" * 14 + "┘",
+        " " * 52 + "#1" + " " * 28 + "#2",
+        "legend: R rename into the output; ━ first..last event; green ok, red removed/failed/denied,",
+        "underlined = evidence of a finding",
+    ]
+    path0 = f"{LOC[:-len('-ext-10000')]}_tmp.-ext-10000/hp_cal_month=2013-04/000005_0"
+    assert lines[8:12] == [
+        "",
+        "#  time                    kind             actor",
+        f"1  no timestamp            rename           {A0}",
+        "   path " + middle(path0, 92),
+    ]
+    assert lines[12] == "   at   " + middle(f"{SEED / 'task-logs.txt'}:2", 92)
+    assert lines[-1] == "(2 events)"
+    assert max(len(line) for line in lines) <= 100
+    assert "\x1b" not in r.out
     r = cli("timeline", "db.nothing", "--db", db_path)
     assert r.exit_code == 2
-    assert r.err == f"Error: no events for db.nothing; known: {loc}\n"
+    assert r.err == f"Error: no events for db.nothing; known: {LOC}\n"
+
+
+def test_timeline_colour_only_when_allowed(cli, db_path, monkeypatch):
+    cli("ingest", SEED, "--db", db_path)
+    cli("analyze", "--db", db_path)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    coloured = cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path).out
+    assert "\x1b[1;4;32mR\x1b[0m" in coloured  # evidence of a finding: bold underlined green
+    plain = cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path, "--no-color").out
+    assert "\x1b" not in plain
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path).out == plain
 
 
 def test_report_is_written_and_escaped(cli, db_path, tmp_path):

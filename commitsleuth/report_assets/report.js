@@ -9,6 +9,7 @@
   var F = DATA.findings;  // [code, name, severity, partition, place, summary, actors, evidence, cause, remedy, timeline]
   var TEXT = DATA.texts;  // cause and remedy are indexes into this list (null at 0)
   var PAGE = DATA.pageSize || 20;
+  var MAX_LANES = DATA.maxLanes || 12;
   var state = {page: 0, matches: null};
 
   function el(tag, cls, text) {
@@ -48,16 +49,23 @@
     showEvent(panel, id);
   }
 
-  function timeline(tl, evidence) {
+  function timeline(tl, evidence, actors) {
     var fig = el("figure", "tl");
     fig.style.margin = "0";
     var axis = tl.axis;
     fig.appendChild(el("div", "axis-label " + axis[0], axis[1]));
     var panel = el("div", "detail");
     var seen = {};
+    var involved = {};
+    actors.forEach(function (a) { involved[a] = true; });
+    // A partition touched by many actors keeps this finding's lanes and a few others in view;
+    // the rest wait behind a button, so a busy partition stays readable.
+    var shown = 0, hidden = [];
     tl.lanes.forEach(function (lane) {
       // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...]]
-      var row = el("div", "lane");
+      var mine = involved[lane[0]] === true;
+      var row = el("div", "lane" + (mine ? " involved" : ""));
+      if (!mine && shown >= MAX_LANES) { row.hidden = true; hidden.push(row); } else { shown++; }
       row.setAttribute("data-actor", lane[0]);
       var label = el("div", "lane-label");
       label.appendChild(el("span", "actor", lane[0]));
@@ -87,6 +95,15 @@
       row.appendChild(track);
       fig.appendChild(row);
     });
+    if (hidden.length) {
+      var more = el("button", "more-lanes", "show " + hidden.length + " more lane" + (hidden.length > 1 ? "s" : "") + " of this partition");
+      more.type = "button";
+      more.addEventListener("click", function () {
+        hidden.forEach(function (r) { r.hidden = false; });
+        more.remove();
+      });
+      fig.appendChild(more);
+    }
     var axisRow = el("div", "axis-row");
     axisRow.appendChild(el("div"));
     var ticks = el("div", "axis");
@@ -135,7 +152,7 @@
     f[7].forEach(function (id) { evidence[id] = true; });
     var fig = null;
     if (f[10] !== null && TL[f[10]]) {
-      fig = timeline(TL[f[10]], evidence);
+      fig = timeline(TL[f[10]], evidence, f[6]);
       art.appendChild(fig);
     } else {
       art.appendChild(el("p", "empty", "No partition timeline: the finding names no partition events."));

@@ -1,0 +1,109 @@
+"""Lanes of a timeline: time axes from milliseconds to days, attempt windows from real Spark
+event logs, event order when there are no timestamps, and the terminal drawing's width."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from commitsleuth.ingest import ingest
+from commitsleuth.lanes import Row, build, duration, partition_lanes, time_axis
+from commitsleuth.lanes_terminal import lanes_text, middle
+from commitsleuth.store import Store
+
+
+@pytest.fixture(scope="module")
+def spark_store(tmp_path_factory, corpus):
+    with Store(tmp_path_factory.mktemp("lanes") / "spark.duckdb") as store:
+        ingest(store, [str(corpus / "spark-events")])
+        yield store
+
+
+def attempt_rows(store: Store, app_id: str) -> list[Row]:
+    """The attempt events of one application, as timeline rows (actor = the attempt)."""
+    rows = store.con.execute(
+        """SELECT e.event_id, e.ts, e.kind, e.attempt_id, NULL, e.status, s.uri || ':' || e.line_no, e.raw
+           FROM events e JOIN sources s USING (source_id)
+           WHERE e.app_id = ? AND e.kind IN ('attempt_start', 'attempt_end')
+           ORDER BY e.ts, e.event_id""",
+        [app_id],
+    ).fetchall()
+    return [Row(*r) for r in rows]
+
+
+def test_speculative_attempt_lanes_on_a_seconds_axis(spark_store):
+    """Task 3's speculative copy (TID 4) was killed when the original succeeded, 53 s later."""
+    model = partition_lanes(spark_store, attempt_rows(spark_store, "application_1628109047826_1317105"))
+    assert model.axis.mode == "time"
+    assert model.axis.label.startswith("time, 2021-08-10 23:27:")
+    assert "ticks every 10 s" in model.axis.label
+    labels = [label for _, label in model.axis.ticks]
+    assert labels[:3] == ["23:28:00", "23:28:10", "23:28:20"]
+    lanes = {ln.actor: ln for ln in model.lanes}
+    original, copy = lanes["task 3.0 in stage 0.0 (TID 3)"], lanes["task 3.1 in stage 0.0 (TID 4)"]
+    assert (original.window, original.status, original.outcome) == ("attempt", "success", "ok")
+    assert (copy.window, copy.status, copy.outcome) == ("attempt", "killed", "bad")
+    assert original.start < copy.start < copy.end
+    assert abs(original.end - copy.end) < 0.001  # killed as soon as the original finished
+    assert all(0 <= ln.start <= ln.end <= 1 for ln in model.lanes)
+    assert [ln.actor_type for ln in model.lanes] == ["attempt"] * 5
+
+
+def test_millisecond_axis_of_the_rolling_log(spark_store):
+    model = partition_lanes(spark_store, attempt_rows(spark_store, "local-1766844910796"))
+    labels = [label for _, label in model.axis.ticks]
+    assert labels and all(re.fullmatch(r"14:15:12\.\d{3}", label) for label in labels)
+    assert " ms)" in model.axis.label
+
+
+@pytest.mark.parametrize(
+    "start, end, step, first_labels",
+    [
+        ("2013-05-30 10:13:59", "2013-05-30 10:14:02", "500 ms", ["10:13:59.000", "10:13:59.500", "10:14:00.000"]),
+        ("2013-05-30 10:13:59", "2013-05-30 10:20:01", "1 min", ["10:14", "10:15"]),
+        ("2013-05-30 10:13:59", "2013-05-30 15:20:01", "1 h", ["11:00", "12:00"]),
+        ("2013-05-30 18:00:00", "2013-05-31 06:00:00", "2 h", ["18:00", "20:00", "22:00", "05-31 00:00"]),
+        ("2013-05-01 00:00:00", "2013-05-10 00:00:00", "2 d", ["05-01", "05-03"]),
+    ],
+)
+def test_time_axis_reads_at_every_scale(start, end, step, first_labels):
+    axis = time_axis(dt.datetime.fromisoformat(start), dt.datetime.fromisoformat(end))
+    assert axis.label.endswith(f"ticks every {step}")
+    labels = [label for _, label in axis.ticks]
+    assert labels[: len(first_labels)] == first_labels
+    assert 2 <= len(labels) <= 8
+    assert all(0 <= pos <= 1 for pos, _ in axis.ticks)
+
+
+def test_untimed_events_are_drawn_in_order_and_say_so():
+    rows = [Row(1, None, "rename", "a0", "p", None, "f:2", "x"),
+            Row(2, dt.datetime(2013, 5, 30), "delete", "t1", "p", None, "f:3", "y"),
+            Row(3, None, "rename", "a0", "p", None, "f:5", "z")]
+    model = build(rows, evidence=[3])
+    assert model.axis.mode == "order"
+    assert "some of these events carry no timestamp" in model.axis.label
+    assert [label for _, label in model.axis.ticks] == ["#1", "#2", "#3"]
+    a0, t1 = model.lanes
+    assert (a0.actor, [m.order for m in a0.marks], [m.evidence for m in a0.marks]) == ("a0", [1, 3], [False, True])
+    assert (a0.start, a0.end) == (0.0, pytest.approx(1.0))
+    assert (t1.actor_type, t1.marks[0].outcome, t1.marks[0].symbol) == ("thread", "bad", "D")
+
+
+def test_terminal_lanes_fit_the_width_with_long_and_wide_names():
+    actor = "HiveServer2-Handler-Pool: Thread-112 仓库表加载线程 with a very long name indeed"
+    rows = [Row(i, dt.datetime(2017, 8, 30, 0, 8, 10 + i), kind, actor if i % 2 else "main", "hdfs://nn/仓库/dt=2017-08-30", None, "f:1", "")
+            for i, kind in enumerate(["dir_create", "partition_add", "partition_exists", "delete"])]
+    for width in (100, 80, 60):
+        lines = lanes_text(build(rows), width=width, title="dt=2017-08-30 in db.sales")
+        from rich.cells import cell_len
+
+        assert max(cell_len(line.plain) for line in lines) <= width
+        assert any("仓库" in line.plain or "…" in line.plain for line in lines)
+
+
+def test_middle_keeps_both_ends():
+    assert middle("attempt_201304111550_268224_m_000005_0", 20) == "attempt_2…m_000005_0"
+    assert middle("short", 20) == "short"
+    assert duration(0.25) == "250 ms" and duration(362) == "6 min 2 s" and duration(18362) == "5 h 6 min"
