@@ -14,7 +14,9 @@ import base64
 import datetime as dt
 import hashlib
 import html
+import gzip
 import json
+import re
 from collections import Counter
 from functools import lru_cache
 from importlib import resources
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from commitsleuth import __version__
 from commitsleuth.forensics.analyze import evidence, stored_findings
+from commitsleuth.forensics.detectors import Finding
 from commitsleuth.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
                                 windows_for)
 from commitsleuth.model import SEVERITIES
@@ -30,6 +33,7 @@ from commitsleuth.store import Store
 PAGE_SIZE = 20
 MAX_LANES = 12  # lanes shown at first besides the finding's own actors; the rest on request
 MAX_RAW = 4000  # characters of one log line kept in the report (a 50 MB line stays readable)
+PACK_ABOVE = 2_000_000  # data larger than this (characters of JSON) travels gzipped: 10x smaller
 MANY_SOURCES = 30  # above this the full source list is folded away
 
 
@@ -54,47 +58,86 @@ def _cut(raw: str | None) -> str | None:
     return raw[:MAX_RAW] + f" … ({len(raw) - MAX_RAW} more characters not shown)"
 
 
-def report_data(store: Store) -> dict:
-    """Everything the report's script draws: events by id, partition timelines, findings."""
+class _Texts:
+    """Strings many findings share (a detector's cause, a location, a log file) stored once."""
+
+    def __init__(self):
+        self.index: dict[str | None, int] = {None: 0}
+
+    def __call__(self, text: str | None) -> int:
+        return self.index.setdefault(text, len(self.index))
+
+    def where(self, where: str):
+        """``file:line`` as ``[file index, line]`` (the file name repeats on every event)."""
+        m = _WHERE.fullmatch(where)
+        return [self(m.group(1)), int(m.group(2))] if m else where
+
+
+_WHERE = re.compile(r"(.+):(\d+)")
+
+
+def report_data(store: Store) -> tuple[dict | None, dict]:
+    """What the report's script draws: the first page alone (None when everything fits on one)
+    and everything: events by id, partition timelines, findings."""
     findings = stored_findings(store)
     keys: dict[tuple, int] = {}
     for f in findings:
         if f.location or f.table_name:
-            keys.setdefault((f.location, None if f.location else f.table_name, f.partition_spec), len(keys))
+            keys.setdefault(_key(f), len(keys))
     rows = rows_for(store, list(keys))
     windows = windows_for(store, (r.event_id for rs in rows.values() for r in rs))
-    events: dict[int, list] = {}
-    timelines = []
-    for i in range(len(keys)):
-        model = build(rows[i], windows, max_ticks=10)
-        timelines.append(_timeline_json(model))
-        for r in rows[i]:
-            events[r.event_id] = _event_json(r.kind, r.ts, r.actor, r.path, r.status, r.where, r.raw)
-    missing = sorted({eid for f in findings for eid in f.evidence} - events.keys())
-    for ev in evidence(store, missing):
-        events[ev.event_id] = _event_json(ev.kind, ev.ts, ev.actor, None, None, ev.where, ev.raw)
-    texts: dict[str | None, int] = {None: 0}  # a detector's cause and remedy, stored once
-    out_findings = []
-    for f in findings:
-        key = (f.location, None if f.location else f.table_name, f.partition_spec)
-        out_findings.append([
-            f.code, f.name, f.severity, f.partition_spec, f.table_name or f.location or "",
-            f.summary, f.actors, f.evidence, texts.setdefault(f.explanation, len(texts)),
-            texts.setdefault(f.remedy, len(texts)), keys.get(key),
-        ])
-    return {"events": events, "timelines": timelines, "findings": out_findings, "texts": list(texts),
-            "pageSize": PAGE_SIZE, "maxLanes": MAX_LANES}
+    in_timelines = {r.event_id for rs in rows.values() for r in rs}
+    loose = evidence(store, sorted({eid for f in findings for eid in f.evidence} - in_timelines))
+    models = {}
+
+    def pack(subset: list[Finding]) -> dict:
+        texts = _Texts()
+        events: dict[int, list] = {}
+        timelines: dict[tuple, int] = {}
+        out_timelines = []
+        for f in subset:
+            key = _key(f)
+            if key not in keys or key in timelines:
+                continue
+            if key not in models:
+                models[key] = build(rows[keys[key]], windows, max_ticks=10)
+            timelines[key] = len(out_timelines)
+            out_timelines.append(_timeline_json(models[key], texts))
+            for r in rows[keys[key]]:
+                events[r.event_id] = _event_json(texts, r.kind, r.ts, r.actor, r.path, r.status, r.where, r.raw)
+        wanted = {eid for f in subset for eid in f.evidence}
+        for ev in loose:
+            if ev.event_id in wanted:
+                events[ev.event_id] = _event_json(texts, ev.kind, ev.ts, ev.actor, None, None, ev.where, ev.raw)
+        out_findings = [
+            [f.code, f.name, f.severity, f.partition_spec, texts(f.table_name or f.location or ""),
+             f.summary, f.actors, f.evidence, texts(f.explanation), texts(f.remedy), timelines.get(_key(f))]
+            for f in subset
+        ]
+        kinds = {k: [symbol(k), kind_label(k)] for k in {e[0] for e in events.values()}}
+        return {"events": events, "timelines": out_timelines, "findings": out_findings,
+                "texts": list(texts.index), "kinds": kinds, "total": len(findings),
+                "pageSize": PAGE_SIZE, "maxLanes": MAX_LANES}
+
+    everything = pack(findings)
+    return (pack(findings[:PAGE_SIZE]) if len(findings) > PAGE_SIZE else None), everything
 
 
-def _event_json(kind, ts, actor, path, status, where, raw) -> list:
-    return [kind, format_ts(ts), actor, path, status, where, _cut(raw),
-            outcome(kind, status), symbol(kind), kind_label(kind)]
+def _key(f: Finding) -> tuple:
+    return (f.location, None if f.location else f.table_name, f.partition_spec)
 
 
-def _timeline_json(model: PartitionLanes) -> dict:
+def _event_json(texts: _Texts, kind, ts, actor, path, status, where, raw) -> list:
+    raw = _cut(raw)
+    if path and raw and path in raw:
+        path = None  # the log line shows it already
+    return [kind, format_ts(ts), actor, path, status, texts.where(where), raw, outcome(kind, status)]
+
+
+def _timeline_json(model: PartitionLanes, texts: _Texts) -> dict:
     r = lambda x: round(x, 5)  # noqa: E731 - positions need no more precision than a pixel
     return {
-        "axis": [model.axis.mode, model.axis.label, [[r(p), lbl] for p, lbl in model.axis.ticks]],
+        "axis": [model.axis.mode, texts(model.axis.label), [[r(p), lbl] for p, lbl in model.axis.ticks]],
         "lanes": [
             [ln.actor, ln.actor_type, ln.window, ln.status, ln.outcome, r(ln.start), r(ln.end),
              [[m.event.event_id, r(m.pos)] for m in ln.marks]]
@@ -104,7 +147,7 @@ def _timeline_json(model: PartitionLanes) -> dict:
 
 
 def render_report(store: Store) -> str:
-    data = report_data(store)
+    first, data = report_data(store)
     script = _asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; "
@@ -124,8 +167,17 @@ def render_report(store: Store) -> str:
     out += _sources_html(store)
     out += _applications_html(store)
     out += _findings_shell(data["findings"])
-    out.append(f"<script type=application/json id=cs-data>{_json_for_script(data)}</script>")
+    # The first page comes before the script and everything after it: the browser draws the
+    # first screen before it has even read the rest of a big report.
+    if first is not None:
+        out.append(f"<script type=application/json id=cs-first>{_json_for_script(first)}</script>")
     out.append(f"<script>{script}</script>")
+    payload = _json_for_script(data)
+    if len(payload) > PACK_ABOVE:
+        packed = base64.b64encode(gzip.compress(payload.encode("utf-8"), compresslevel=6, mtime=0)).decode("ascii")
+        out.append(f"<script type=application/gzip+base64 id=cs-data-gz>{packed}</script>")
+    else:
+        out.append(f"<script type=application/json id=cs-data>{payload}</script>")
     out.append("</body></html>")
     return "\n".join(out)
 

@@ -107,7 +107,7 @@ class Chromium:
     def page(self) -> "Page":
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        return Page(self, session)
+        return Page(self, session, target)
 
     def close(self) -> None:
         try:
@@ -129,8 +129,8 @@ class Page:
 
     open_pages: dict[str, "Page"] = {}
 
-    def __init__(self, browser: Chromium, session: str):
-        self.browser, self.session = browser, session
+    def __init__(self, browser: Chromium, session: str, target: str):
+        self.browser, self.session, self.target = browser, session, target
         self.errors: list[str] = []
         self.dialogs: list[str] = []
         Page.open_pages[session] = self
@@ -168,6 +168,15 @@ class Page:
             raise RuntimeError(f"{expression!r} raised {r['exceptionDetails'].get('exception', {}).get('description')}")
         return r["result"].get("value")
 
+    def wait_for(self, expression: str, timeout_s: float = 20):
+        """The value of ``expression`` once it is truthy (polled in the page each frame)."""
+        return self.eval(
+            f"new Promise((ok, fail) => {{ const t0 = performance.now(); (function poll() {{"
+            f" let v; try {{ v = ({expression}); }} catch (e) {{ v = undefined; }}"
+            f" if (v) ok(v); else if (performance.now() - t0 > {timeout_s * 1000}) fail(new Error('timed out'));"
+            f" else requestAnimationFrame(poll); }})(); }})"
+        )
+
     def mouse(self, kind: str, x: float, y: float) -> None:
         params = {"type": kind, "x": x, "y": y}
         if kind in ("mousePressed", "mouseReleased"):
@@ -197,6 +206,10 @@ class Page:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
+
+    def close(self) -> None:
+        Page.open_pages.pop(self.session, None)
+        self.browser.call("Target.closeTarget", {"targetId": self.target})
 
     def settle(self) -> None:
         """Let pending events (console, dialogs) arrive: one round trip after two frames."""

@@ -3,13 +3,23 @@
  * textContent and setAttribute, never as markup, so a log line cannot become an element. */
 (function () {
   "use strict";
-  var DATA = JSON.parse(document.getElementById("cs-data").textContent);
-  var EV = DATA.events;   // id -> [kind, time, actor, path, status, where, raw, outcome, symbol, kindLabel]
-  var TL = DATA.timelines;
-  var F = DATA.findings;  // [code, name, severity, partition, place, summary, actors, evidence, cause, remedy, timeline]
-  var TEXT = DATA.texts;  // cause and remedy are indexes into this list (null at 0)
-  var PAGE = DATA.pageSize || 20;
-  var MAX_LANES = DATA.maxLanes || 12;
+  // The data in use: the first page alone while the rest is still being read, then everything.
+  var EV, TL, F, TEXT, KIND, TOTAL = 0, PAGE = 20, MAX_LANES = 12, ready = false, drawn = false;
+  function use(data) {
+    EV = data.events;      // id -> [kind, time, actor, path, status, where, raw, outcome]
+    TL = data.timelines;
+    F = data.findings;     // [code, name, severity, partition, place, summary, actors, evidence, cause, remedy, timeline]
+    TEXT = data.texts;     // shared strings (cause, remedy, location, axis label, log file); null at 0
+    KIND = data.kinds;     // kind -> [symbol, label]
+    TOTAL = data.total;
+    PAGE = data.pageSize || PAGE;
+    MAX_LANES = data.maxLanes || MAX_LANES;
+  }
+
+  // where is "file:line" as [file text index, line], or a plain string for other origins
+  function whereOf(ev) { var w = ev[5]; return typeof w === "string" ? w : TEXT[w[0]] + ":" + w[1]; }
+  function symbolOf(ev) { return (KIND[ev[0]] || ["."])[0]; }
+  function labelOf(ev) { return (KIND[ev[0]] || [null, ev[0]])[1]; }
   var state = {page: 0, matches: null};
 
   function el(tag, cls, text) {
@@ -21,7 +31,8 @@
   function pct(x) { return (x * 100).toFixed(3) + "%"; }
 
   function eventRows(ev) {
-    return [["kind", ev[0]], ["time", ev[1]], ["actor", ev[2]], ["path", ev[3]], ["status", ev[4]], ["evidence", ev[5]]];
+    return [["kind", labelOf(ev) + " (" + ev[0] + ")"], ["time", ev[1]], ["actor", ev[2]], ["path", ev[3]],
+            ["status", ev[4]], ["evidence", whereOf(ev)]];
   }
 
   function showEvent(panel, id) {
@@ -53,7 +64,7 @@
     var fig = el("figure", "tl");
     fig.style.margin = "0";
     var axis = tl.axis;
-    fig.appendChild(el("div", "axis-label " + axis[0], axis[1]));
+    fig.appendChild(el("div", "axis-label " + axis[0], TEXT[axis[1]]));
     var panel = el("div", "detail");
     var seen = {};
     var involved = {};
@@ -79,14 +90,14 @@
       bar.title = lane[2] === "attempt" ? "attempt window (start to end)" : "first to last event of this actor";
       track.appendChild(bar);
       lane[7].forEach(function (m) {
-        var ev = EV[m[0]] || ["?", "", "", "", "", "", "", "info", "?", "?"];
-        var b = el("button", "mark " + ev[7] + (evidence[m[0]] ? " evidence" : ""), ev[8]);
+        var ev = EV[m[0]] || ["?", "", "", "", "", "", "", "info"];
+        var b = el("button", "mark " + ev[7] + (evidence[m[0]] ? " evidence" : ""), symbolOf(ev));
         b.type = "button";
         b.style.left = pct(m[1]);
         b.setAttribute("data-event", m[0]);
-        b.setAttribute("aria-label", ev[9] + " by " + ev[2]);
-        b.title = ev[9] + " — " + ev[1] + "\n" + ev[5];
-        seen[ev[8]] = [ev[9], ev[7]];
+        b.setAttribute("aria-label", labelOf(ev) + " by " + ev[2]);
+        b.title = labelOf(ev) + " — " + ev[1] + "\n" + whereOf(ev);
+        seen[symbolOf(ev)] = [labelOf(ev), ev[7]];
         b.addEventListener("click", function () { select(fig, panel, m[0]); });
         b.addEventListener("mouseenter", function () { showEvent(panel, m[0]); });
         b.addEventListener("focus", function () { select(fig, panel, m[0]); });
@@ -145,7 +156,7 @@
     var p = el("p", "partition");
     p.appendChild(el("b", null, f[3] || "(no partition)"));
     p.appendChild(document.createTextNode(" in "));
-    p.appendChild(el("code", null, f[4]));
+    p.appendChild(el("code", null, TEXT[f[4]]));
     art.appendChild(p);
     art.appendChild(el("p", "summary", f[5]));
     var evidence = {};
@@ -164,7 +175,7 @@
       if (!ev) return;
       var item = el("div", "item");
       item.setAttribute("data-event", id);
-      item.appendChild(el("div", "where", ev[5] + (ev[2] ? "  [" + ev[2] + "]" : "")));
+      item.appendChild(el("div", "where", whereOf(ev) + (ev[2] ? "  [" + ev[2] + "]" : "")));
       item.appendChild(el("pre", null, ev[6] || ""));
       if (fig) item.addEventListener("click", function () { select(fig, fig._panel, id); });
       list.appendChild(item);
@@ -184,7 +195,7 @@
       var f = F[i];
       if (sev && f[2] !== sev) continue;
       if (code && f[0] !== code) continue;
-      if (q && [f[3], f[4], f[5], f[6].join(" ")].join(" ").toLowerCase().indexOf(q) < 0) continue;
+      if (q && [f[3], TEXT[f[4]], f[5], f[6].join(" ")].join(" ").toLowerCase().indexOf(q) < 0) continue;
       out.push(i);
     }
     return out;
@@ -199,10 +210,20 @@
     var from = state.page * PAGE, to = Math.min(m.length, from + PAGE);
     for (var k = from; k < to; k++) list.appendChild(finding(m[k]));
     if (!m.length) list.appendChild(el("p", "empty", F.length ? "No finding matches the filter." : "No findings."));
-    document.getElementById("cs-pageinfo").textContent =
-      m.length ? ("findings " + (from + 1) + "–" + to + " of " + m.length + " · page " + (state.page + 1) + " of " + pages) : "0 findings";
-    document.getElementById("cs-prev").disabled = state.page === 0;
-    document.getElementById("cs-next").disabled = state.page >= pages - 1;
+    drawn = true;
+    info();
+  }
+
+  function info() {
+    var m = state.matches, n = ready ? m.length : TOTAL;
+    var pages = Math.max(1, Math.ceil(n / PAGE));
+    var from = state.page * PAGE, to = Math.min(m.length, from + PAGE);
+    document.getElementById("cs-pageinfo").textContent = !n ? "0 findings" :
+      "findings " + (from + 1) + "–" + to + " of " + n + " · page " + (state.page + 1) + " of " + pages +
+      (ready ? "" : " · reading the rest…");
+    document.getElementById("cs-prev").disabled = !ready || state.page === 0;
+    document.getElementById("cs-next").disabled = !ready || state.page >= pages - 1;
+    ["cs-sev", "cs-code", "cs-q"].forEach(function (id) { document.getElementById(id).disabled = !ready; });
   }
 
   function refilter() { state.matches = matches(); state.page = 0; render(); }
@@ -225,7 +246,48 @@
   document.getElementById("cs-prev").addEventListener("click", function () { state.page--; render(); window.scrollTo(0, document.getElementById("cs-controls").offsetTop); });
   document.getElementById("cs-next").addEventListener("click", function () { state.page++; render(); window.scrollTo(0, document.getElementById("cs-controls").offsetTop); });
   window.addEventListener("hashchange", goToHash);
-  state.matches = matches();
-  if (!goToHash()) render();
-  document.documentElement.setAttribute("data-first-screen-ms", performance.now().toFixed(1));
+
+  function mark(name) { document.documentElement.setAttribute("data-" + name + "-ms", performance.now().toFixed(1)); }
+
+  function begin(first) {  // the first page, drawn before the rest of the file is read
+    use(first);
+    state.matches = first.findings.map(function (_, i) { return i; });
+    render();
+    mark("first-screen");
+  }
+
+  function finish(all) {
+    use(all);
+    ready = true;
+    state.matches = matches();
+    if (!goToHash()) { if (drawn) info(); else render(); }
+    if (!document.documentElement.hasAttribute("data-first-screen-ms")) mark("first-screen");
+    mark("ready");
+  }
+
+  // Small reports carry their data as JSON; big ones as gzip in base64 (a tenth of the size),
+  // unpacked by the browser's own DecompressionStream.
+  function readAll() {
+    var plain = document.getElementById("cs-data");
+    if (plain) { finish(JSON.parse(plain.textContent)); return; }
+    if (typeof DecompressionStream === "undefined") {
+      document.getElementById("cs-pageinfo").textContent =
+        "This browser cannot unpack the other findings of this large report (it needs DecompressionStream: " +
+        "Chrome 80+, Firefox 113+, Safari 16.4+); 'commitsleuth analyze' lists them all.";
+      return;
+    }
+    var bin = atob(document.getElementById("cs-data-gz").textContent), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text()
+      .then(function (text) { finish(JSON.parse(text)); })
+      .catch(function (err) {
+        document.getElementById("cs-pageinfo").textContent = "The report's data could not be unpacked: " + err;
+        throw err;
+      });
+  }
+
+  var first = document.getElementById("cs-first");
+  if (first) begin(JSON.parse(first.textContent));
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", readAll);
+  else readAll();
 })();
