@@ -185,7 +185,7 @@ def build(
             w = windows.get(actor)
             if w is not None:
                 times += [t for t in (w.start, w.end) if t is not None]
-        t0, t1 = min(times), max(times)
+        t0, t1 = first, last = min(times), max(times)
         span = (t1 - t0).total_seconds()
         if span <= 0:  # one instant: give it a second around it so it sits in the middle
             t0, t1, span = t0 - dt.timedelta(seconds=0.5), t1 + dt.timedelta(seconds=0.5), 1.0
@@ -196,7 +196,7 @@ def build(
         def pos_of(ts: dt.datetime) -> float:
             return (ts - t0).total_seconds() / span
 
-        axis = time_axis(t0, t1, max_ticks=max_ticks)
+        axis = time_axis(t0, t1, max_ticks=max_ticks, events=(first, last))
         slot = 0.0
     else:
         n = max(len(events), 1)
@@ -231,7 +231,9 @@ def build(
     return PartitionLanes(lanes, axis, list(events))
 
 
-def time_axis(t0: dt.datetime, t1: dt.datetime, *, max_ticks: int = 8) -> Axis:
+def time_axis(t0: dt.datetime, t1: dt.datetime, *, max_ticks: int = 8,
+              events: tuple[dt.datetime, dt.datetime] | None = None) -> Axis:
+    """Ticks from ``t0`` to ``t1``; the label names the span of the ``events`` (default: the axis)."""
     span = (t1 - t0).total_seconds()
     step = next((s for s in _STEPS if span / s <= max_ticks), _STEPS[-1])
     base = dt.datetime(t0.year, t0.month, t0.day)
@@ -249,7 +251,9 @@ def time_axis(t0: dt.datetime, t1: dt.datetime, *, max_ticks: int = 8) -> Axis:
         last_day = at.date()
         ticks.append(((at - t0).total_seconds() / span, label))
         k += 1
-    label = f"time, {t0:%Y-%m-%d %H:%M:%S} to {_end_label(t0, t1)} ({duration(span)}); ticks every {duration(step)}"
+    e0, e1 = events or (t0, t1)
+    label = (f"time, {format_ts(e0)} to {_end_label(e0, e1)} ({duration((e1 - e0).total_seconds())}); "
+             f"ticks every {duration(step)}")
     return Axis("time", label, ticks, t0, t1)
 
 
@@ -295,7 +299,7 @@ def _tick_label(at: dt.datetime, step: float) -> str:
 
 
 def _end_label(t0: dt.datetime, t1: dt.datetime) -> str:
-    return f"{t1:%H:%M:%S}" if t0.date() == t1.date() else f"{t1:%Y-%m-%d %H:%M:%S}"
+    return format_ts(t1)[11:] if t0.date() == t1.date() else format_ts(t1)
 
 
 # -- reading from the store ------------------------------------------------------------------

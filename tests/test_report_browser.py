@@ -79,6 +79,31 @@ def test_seed000_report_shows_the_finding_and_both_attempt_lanes(browser, tmp_pa
     assert (page.errors, page.dialogs) == ([], [])
 
 
+# Timed lines in Hive's log4j1 layout: two attempts of one task rename into one partition three
+# hours apart, then the job moves its output.
+TIMED = """\
+2013-05-30 10:13:59,124 INFO  [attempt_201304111550_268224_m_000005_0]: exec.RCFileMergeMapper (RCFileMergeMapper.java:close(250)) - renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/dt=2013-04/_tmp.000005_0 to hdfs://nn/tmp/hive_q/_tmp.-ext-10000/dt=2013-04/000005_0 . File size is 666922
+2013-05-30 13:20:01,500 INFO  [attempt_201304111550_268234_m_000005_1]: exec.RCFileMergeMapper (RCFileMergeMapper.java:close(250)) - renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/dt=2013-04/_tmp.000005_1 to hdfs://nn/tmp/hive_q/_tmp.-ext-10000/dt=2013-04/000005_1 . File size is 666922
+"""
+
+
+def test_timed_events_get_a_time_axis(browser, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "hive.log").write_text(TIMED)
+    page = _open(browser, _report(tmp_path, logs))
+    label = page.eval("document.querySelector('.axis-label').textContent")
+    assert label == "time, 2013-05-30 10:13:59.124 to 13:20:01.500 (3 h 6 min); ticks every 30 min"
+    ticks = page.eval("[...document.querySelectorAll('.tick')].map(t => [t.textContent, parseFloat(t.style.left)])")
+    assert [t for t, _ in ticks] == ["10:30", "11:00", "11:30", "12:00", "12:30", "13:00"]
+    marks = page.eval("[...document.querySelectorAll('.mark')].map(m => parseFloat(m.style.left))")
+    assert marks[0] < ticks[0][1] and ticks[-1][1] < marks[1]  # 10:13 before 10:30, 13:20 after 13:00
+    page.click(".lane + .lane .mark")
+    assert "2013-05-30 13:20:01.500" in page.eval("document.querySelector('.detail').innerText")
+    page.screenshot(ARTIFACTS / "report-timed.png")
+    assert (page.errors, page.dialogs) == ([], [])
+
+
 # Log text that would run or add elements if the report put it into the page as markup: a
 # script in a path, a partition value with both quotes and a made-up element, and (real) an
 # application named <script>alert('XSS')</script> in Spark's rolling event log.

@@ -67,8 +67,10 @@
     fig.appendChild(el("div", "axis-label " + axis[0], TEXT[axis[1]]));
     var panel = el("div", "detail");
     var seen = {};
-    var involved = {};
+    var involved = {}, anyInvolved = false;
     actors.forEach(function (a) { involved[a] = true; });
+    tl.lanes.forEach(function (lane) { if (involved[lane[0]] === true) anyInvolved = true; });
+    if (anyInvolved) fig.classList.add("focus");
     // A partition touched by many actors keeps this finding's lanes and a few others in view;
     // the rest wait behind a button, so a busy partition stays readable.
     var shown = 0, hidden = [];
@@ -84,6 +86,11 @@
       label.title = lane[0] + " (" + lane[1] + ")";
       row.appendChild(label);
       var track = el("div", "track");
+      axis[2].forEach(function (t) {
+        var line = el("div", "gridline");
+        line.style.left = pct(t[0]);
+        track.appendChild(line);
+      });
       var bar = el("div", "bar " + lane[4] + " " + lane[2]);
       bar.style.left = pct(lane[5]);
       bar.style.width = pct(Math.max(lane[6] - lane[5], 0));
