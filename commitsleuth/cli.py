@@ -197,7 +197,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
 def report(output: str, db: str) -> int:
     """Write a self-contained HTML report of the sources and findings.
 
-    Run 'analyze' first; the report shows the findings it stored.
+    Run 'analyze' first; the report shows the findings it stored, each with the timeline of its
+    partition (one lane per attempt, thread or query; hover or click a mark for its log line
+    and file:line), the evidence and the remedy. The file needs no network to view.
 
     \b
     Example:

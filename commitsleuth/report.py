@@ -11,6 +11,7 @@ forbids every connection.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import hashlib
 import html
@@ -23,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from commitsleuth import __version__
+from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import evidence, stored_findings
 from commitsleuth.forensics.detectors import Finding
 from commitsleuth.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
@@ -288,6 +290,15 @@ def _findings_shell(findings: list[list]) -> list[str]:
 
 
 def write_report(store: Store, path: str | Path) -> Path:
+    """Write the report to ``path`` whole (a temporary file renamed into place) and return it."""
     path = Path(path)
-    path.write_text(render_report(store), encoding="utf-8")
+    text = render_report(store)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

@@ -218,6 +218,15 @@ def test_report_is_written_and_escaped(cli, db_path, tmp_path):
     assert A0 in html and A1 in html and "hp_cal_month=2013-04" in html
 
 
+def test_report_to_a_place_that_cannot_be_written(cli, db_path, tmp_path):
+    cli("ingest", SEED, "--db", db_path)
+    r = cli("report", "-o", tmp_path / "no" / "such" / "r.html", "--db", db_path)
+    assert (r.exit_code, r.out) == (2, "")
+    assert r.err == f"Error: cannot write {tmp_path / 'no' / 'such' / 'r.html'}: No such file or directory\n"
+    r = cli("report", "-o", tmp_path, "--db", db_path)
+    assert (r.exit_code, r.err) == (2, f"Error: cannot write {tmp_path}: Is a directory\n")
+
+
 def test_store_locked_by_another_process(cli, db_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('ok', flush=True); time.sleep(60)", str(db_path)],

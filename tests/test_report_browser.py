@@ -79,6 +79,14 @@ def test_seed000_report_shows_the_finding_and_both_attempt_lanes(browser, tmp_pa
     assert (page.errors, page.dialogs) == ([], [])
 
 
+def test_a_store_without_findings_says_so(browser, tmp_path, corpus):
+    page = _open(browser, _report(tmp_path, corpus / "spark-events" / "local-1422981780767"))
+    assert page.eval("document.getElementById('cs-findings').textContent") == "No findings."
+    assert page.eval("document.getElementById('summary').textContent") == "Findings: 0"
+    assert page.eval("document.querySelectorAll('table.apps tr').length") == 2
+    assert (page.errors, page.dialogs) == ([], [])
+
+
 # Timed lines in Hive's log4j1 layout: two attempts of one task rename into one partition three
 # hours apart, then the job moves its output.
 TIMED = """\
