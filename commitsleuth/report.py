@@ -206,10 +206,11 @@ def _sources_html(store: Store) -> list[str]:
         "SELECT source_id, uri, format, status, lines, events, rejected, reason FROM sources ORDER BY source_id"
     ).fetchall()
     rejects: dict[int, list[str]] = {}
-    for sid, reason, count, first_line in store.con.execute(
-        "SELECT source_id, reason, count, first_line FROM rejects ORDER BY source_id, count DESC"
+    for sid, reason, count, first_line, sample in store.con.execute(
+        "SELECT source_id, reason, count, first_line, sample FROM rejects ORDER BY source_id, count DESC"
     ).fetchall():
-        rejects.setdefault(sid, []).append(f"{count} × {reason} (first at line {first_line})")
+        shown = (sample or "")[:200] + ("…" if sample and len(sample) > 200 else "")
+        rejects.setdefault(sid, []).append(f"{count} rejected: {reason}, first at line {first_line}: {shown}")
     statuses = Counter(s[3] for s in sources)
     total_events = sum(s[5] or 0 for s in sources)
     total_rejected = sum(s[6] or 0 for s in sources)

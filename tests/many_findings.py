@@ -59,7 +59,11 @@ def seed_events() -> list[Event]:
 def many_findings_store(db_path: Path, logs_dir: Path, partitions: int, tasks: int) -> Store:
     """An open store holding the replayed log and the findings ``analyze`` stored for it."""
     log = write_task_logs(logs_dir / "task-logs.txt", partitions, tasks)
-    template = seed_events()
+    template = [  # each seed event with the names of its fields that hold the partition or task
+        (ev, [f.name for f in dataclasses.fields(ev)
+              if isinstance(getattr(ev, f.name), str) and _subst(getattr(ev, f.name), "p", "t") != getattr(ev, f.name)])
+        for ev in seed_events()
+    ]
     seed = SEED_LOG.read_text(encoding="utf-8").rstrip("\n") + "\n"
     store = Store(db_path)
     source_id = store.add_source(str(log.resolve()), "file", format="mr1-task-stdout", status="ok",
@@ -70,11 +74,10 @@ def many_findings_store(db_path: Path, logs_dir: Path, partitions: int, tasks: i
         starts = [0]
         for text in block.splitlines(keepends=True):
             starts.append(starts[-1] + len(text.encode("utf-8")))
-        for ev in template:
-            fields = {f.name: _subst(getattr(ev, f.name), part, task) for f in dataclasses.fields(ev)}
-            fields.update(source_id=source_id, line_no=ev.line_no + line,
-                          byte_offset=starts[ev.line_no - 1] + offset)
-            events.append(Event(**fields))
+        for ev, varying in template:
+            events.append(dataclasses.replace(
+                ev, source_id=source_id, line_no=ev.line_no + line, byte_offset=starts[ev.line_no - 1] + offset,
+                **{name: _subst(getattr(ev, name), part, task) for name in varying}))
         line += block.count("\n")
         offset += len(block.encode("utf-8"))
     store.write_events(events)

@@ -121,6 +121,7 @@ renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/<script>alert(1)</script>
 
 attempt_201304111550_268234_m_000007_1
 renamed path hdfs://nn/tmp/hive_q/_task_tmp.-ext-10000/<script>alert(1)</script>/_tmp.000007_1 to hdfs://nn/tmp/hive_q/_tmp.-ext-10000/dt=2013'04"><xss-part>x/000007_1 . File size is 10
+renamed path <xss-part onclick=alert(3)> to nowhere
 """
 
 
@@ -145,6 +146,7 @@ def test_hostile_log_text_shows_as_text_and_runs_nothing(browser, tmp_path, corp
     assert "<script>alert('XSS')</script>" in body  # the real application name, as text
     assert "/<script>alert(1)</script>/_tmp.000007_0" in body
     assert page.eval("document.querySelector('article.finding .partition b').textContent") == "dt=2013'04\"><xss-part>x"
+    assert "1 rejected: keyword line not understood, first at line 6: renamed path <xss-part onclick=alert(3)>" in body
     assert page.eval("document.querySelectorAll('.lane').length") == 2
 
 
