@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from typing import Container, Sequence
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
@@ -55,7 +55,8 @@ def _take(text: str, width: int) -> str:
     return text
 
 
-def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | None = None) -> list[Text]:
+def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | None = None,
+               color: bool = True) -> list[Text]:
     """The lanes, the axis and a legend as rich ``Text`` lines, each at most ``width`` columns."""
     width = max(40, min(width, MAX_WIDTH))
     out: list[Text] = []
@@ -70,7 +71,7 @@ def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | No
         line.append("│")
         out.append(line)
     out.extend(_axis_lines(model, label_w, track_w))
-    out.extend(_legend(model, width))
+    out.extend(_legend(model, width, color))
     return out
 
 
@@ -112,7 +113,7 @@ def _axis_lines(model: PartitionLanes, label_w: int, track_w: int) -> list[Text]
     ]
 
 
-def _legend(model: PartitionLanes, width: int) -> list[Text]:
+def _legend(model: PartitionLanes, width: int, color: bool) -> list[Text]:
     seen: dict[str, str] = {}
     for lane in model.lanes:
         for m in lane.marks:
@@ -121,18 +122,24 @@ def _legend(model: PartitionLanes, width: int) -> list[Text]:
     windows = sorted({ln.window for ln in model.lanes})
     parts.append("━ " + " / ".join(
         "attempt start..end" if w == "attempt" else "first..last event" for w in windows))
-    parts.append("green ok, red removed/failed/denied, underlined = evidence of a finding")
+    if color:
+        parts.append("green ok, red removed/failed/denied, underlined = evidence of a finding")
+    if any(m.evidence for ln in model.lanes for m in ln.marks):
+        parts.append("* in the list = evidence of a finding")
     return [Text(line, style="dim") for line in _wrap("legend: " + "; ".join(parts), width)]
 
 
-def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH) -> list[Text]:
-    """The numbered event list under the lanes: time, kind, actor, then path and file:line."""
+def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH,
+                evidence: Container[int] = ()) -> list[Text]:
+    """The numbered event list under the lanes: time, kind, actor, then path and file:line;
+    events that are evidence of a finding carry a '*' after their number."""
     width = max(40, min(width, MAX_WIDTH))
     n_w = len(str(len(events))) + 1
     out = [Text(f"{'#'.ljust(n_w)} {'time'.ljust(23)} {'kind'.ljust(16)} actor", style="bold")]
     indent = " " * (n_w + 1)
     for i, e in enumerate(events, 1):
-        head = f"{str(i).ljust(n_w)} {format_ts(e.ts).ljust(23)} {e.kind.ljust(16)} "
+        num = f"{i}*" if e.event_id in evidence else str(i)
+        head = f"{num.ljust(n_w)} {format_ts(e.ts).ljust(23)} {e.kind.ljust(16)} "
         out.append(Text(head + middle(e.actor or "", width - len(head))))
         if e.path:
             out.append(Text(indent + "path " + middle(e.path, width - len(indent) - 5)))
@@ -159,7 +166,8 @@ def print_timeline(store: Store, events: Sequence[TimelineEvent], *, title: str 
     model = partition_lanes(store, events, evidence, max_ticks=max(2, (width - 44) // 12))
     console = Console(file=file, width=width, no_color=not color, highlight=False,
                       emoji=False, markup=False, color_system="auto" if color else None)
-    for line in lanes_text(model, width=width, title=title) + [Text("")] + events_text(events, width=width):
+    lines = lanes_text(model, width=width, title=title, color=color) + [Text("")]
+    for line in lines + events_text(events, width=width, evidence=evidence):
         console.print(line, no_wrap=True, overflow="crop", crop=True)
 
 

@@ -169,24 +169,23 @@ def test_timeline_draws_one_lane_per_attempt(cli, db_path):
     assert r.exit_code == 0
     lines = r.out.splitlines()
     track = 100 - 38 - 3
-    assert lines[:8] == [
+    assert lines[:7] == [
         "hp_cal_month=2013-04 in hdfs://10.2.6.102/tmp/hiv…-05-30_10-13-59_124_8643833043783438119/-ext-10000",
         "event order, not time: these events carry no timestamp; #N is the N-th event in file order",
         f"{A0} │" + "━" * 14 + "R" + "━" * 15 + " " * (track - 30) + "│",
         f"{A1} │" + " " * 29 + "━" * 15 + "R" + "━" * 14 + "│",
         " " * 39 + "└" + "─" * 14 + "┴" + "─" * 29 + "┴" + "─" * 14 + "┘",
         " " * 52 + "#1" + " " * 28 + "#2",
-        "legend: R rename into the output; ━ first..last event; green ok, red removed/failed/denied,",
-        "underlined = evidence of a finding",
+        "legend: R rename into the output; ━ first..last event",
     ]
     path0 = f"{LOC[:-len('-ext-10000')]}_tmp.-ext-10000/hp_cal_month=2013-04/000005_0"
-    assert lines[8:12] == [
+    assert lines[7:11] == [
         "",
         "#  time                    kind             actor",
         f"1  no timestamp            rename           {A0}",
         "   path " + middle(path0, 92),
     ]
-    assert lines[12] == "   at   " + middle(f"{SEED / 'task-logs.txt'}:2", 92)
+    assert lines[11] == "   at   " + middle(f"{SEED / 'task-logs.txt'}:2", 92)
     assert lines[-1] == "(2 events)"
     assert max(len(line) for line in lines) <= 100
     assert "\x1b" not in r.out
@@ -204,6 +203,10 @@ def test_timeline_colour_only_when_allowed(cli, db_path, monkeypatch):
     assert "\x1b[1;4;32mR\x1b[0m" in coloured  # evidence of a finding: bold underlined green
     plain = cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path, "--no-color").out
     assert "\x1b" not in plain
+    # Without colour or underline, evidence is starred in the list and the legend says so.
+    assert "legend: R rename into the output; ━ first..last event; * in the list = evidence of a finding" in plain
+    assert f"\n1* no timestamp            rename           {A0}\n" in plain
+    assert "green ok" in coloured and "green ok" not in plain
     monkeypatch.setenv("NO_COLOR", "1")
     assert cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path).out == plain
 
