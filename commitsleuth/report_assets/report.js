@@ -71,14 +71,13 @@
     actors.forEach(function (a) { involved[a] = true; });
     tl.lanes.forEach(function (lane) { if (involved[lane[0]] === true) anyInvolved = true; });
     if (anyInvolved) fig.classList.add("focus");
-    // A partition touched by many actors keeps this finding's lanes and a few others in view;
-    // the rest wait behind a button, so a busy partition stays readable.
-    var shown = 0, hidden = [];
     tl.lanes.forEach(function (lane) {
+      lane[7].forEach(function (m) { var ev = EV[m[0]]; if (ev) seen[symbolOf(ev)] = [labelOf(ev), ev[7]]; });
+    });
+
+    function laneRow(lane) {
       // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...]]
-      var mine = involved[lane[0]] === true;
-      var row = el("div", "lane" + (mine ? " involved" : ""));
-      if (!mine && shown >= MAX_LANES) { row.hidden = true; hidden.push(row); } else { shown++; }
+      var row = el("div", "lane" + (involved[lane[0]] === true ? " involved" : ""));
       row.setAttribute("data-actor", lane[0]);
       var label = el("div", "lane-label");
       label.appendChild(el("span", "actor", lane[0]));
@@ -104,20 +103,33 @@
         b.setAttribute("data-event", m[0]);
         b.setAttribute("aria-label", labelOf(ev) + " by " + ev[2]);
         b.title = labelOf(ev) + " — " + ev[1] + "\n" + whereOf(ev);
-        seen[symbolOf(ev)] = [labelOf(ev), ev[7]];
         b.addEventListener("click", function () { select(fig, panel, m[0]); });
         b.addEventListener("mouseenter", function () { showEvent(panel, m[0]); });
         b.addEventListener("focus", function () { select(fig, panel, m[0]); });
         track.appendChild(b);
       });
       row.appendChild(track);
-      fig.appendChild(row);
+      return row;
+    }
+
+    // A partition touched by many actors shows this finding's lanes and a few others; the rest
+    // are drawn only on request, so a busy partition stays readable and the page stays light.
+    var shown = 0, hidden = [];
+    tl.lanes.forEach(function (lane) {
+      if (involved[lane[0]] !== true && shown >= MAX_LANES) {
+        var spot = document.createComment("lane");  // keeps the lane's place in time order
+        fig.appendChild(spot);
+        hidden.push([lane, spot]);
+        return;
+      }
+      if (involved[lane[0]] !== true) shown++;
+      fig.appendChild(laneRow(lane));
     });
     if (hidden.length) {
       var more = el("button", "more-lanes", "show " + hidden.length + " more lane" + (hidden.length > 1 ? "s" : "") + " of this partition");
       more.type = "button";
       more.addEventListener("click", function () {
-        hidden.forEach(function (r) { r.hidden = false; });
+        hidden.forEach(function (h) { fig.replaceChild(laneRow(h[0]), h[1]); });
         more.remove();
       });
       fig.appendChild(more);
