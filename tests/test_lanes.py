@@ -17,7 +17,9 @@ from commitsleuth.store import Store
 @pytest.fixture(scope="module")
 def spark_store(tmp_path_factory, corpus):
     with Store(tmp_path_factory.mktemp("lanes") / "spark.duckdb") as store:
-        ingest(store, [str(corpus / "spark-events")])
+        events = corpus / "spark-events"
+        ingest(store, [str(events / "application_1628109047826_1317105"),
+                       str(events / "eventlog_v2_local-1766844910796")])
         yield store
 
 
