@@ -122,9 +122,10 @@ def _legend(model: PartitionLanes, width: int, color: bool) -> list[Text]:
     windows = sorted({ln.window for ln in model.lanes})
     parts.append("━ " + " / ".join(
         "attempt start..end" if w == "attempt" else "first..last event" for w in windows))
+    evidence = any(m.evidence for ln in model.lanes for m in ln.marks)
     if color:
-        parts.append("green ok, red removed/failed/denied, underlined = evidence of a finding")
-    if any(m.evidence for ln in model.lanes for m in ln.marks):
+        parts.append("green ok, red removed/failed/denied" + (", underlined = evidence of a finding" if evidence else ""))
+    if evidence:
         parts.append("* in the list = evidence of a finding")
     return [Text(line, style="dim") for line in _wrap("legend: " + "; ".join(parts), width)]
 
