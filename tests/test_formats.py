@@ -45,3 +45,39 @@ def test_every_grammar_builds():
 def test_unknown_format_suggests_the_closest():
     with pytest.raises(Exception, match=r"unknown format 'mr1-task-stdot'; did you mean 'mr1-task-stdout' or 'mr1-task-syslog'\?"):
         get_format("mr1-task-stdot")
+
+
+def test_compiled_and_pure_lalr_agree_on_every_message(corpus):
+    """lark-cython (when installed) and plain lark give the same fields for every message."""
+    from importlib import resources
+
+    from lark import Lark, UnexpectedInput
+
+    from commitsleuth.parsers import messages
+    from commitsleuth.parsers.lark_loader import grammar, lark_cython
+
+    assert lark_cython is not None, "lark-cython is a dependency: the fast path must be tested"
+    text = resources.files("commitsleuth.parsers").joinpath("grammars", "messages.lark").read_text()
+    pure = Lark(text, parser="lalr", lexer="contextual", maybe_placeholders=True,
+                transformer=messages.MessageTransformer())
+    fast = grammar("messages", messages._TRANSFORMER)
+    lines = [s.line for f in FORMATS for s in f.samples]
+    for path in (corpus / "loghub").glob("*.log"):
+        lines += [ln for ln in path.read_text(errors="replace").splitlines() if KEYWORD_RE.search(ln)]
+    compared = 0
+    for line in lines:
+        for start in range(len(line)):  # every suffix that begins with a keyword is a message
+            if not KEYWORD_RE.match(line, start):
+                continue
+            msg = line[start:].strip()
+            try:
+                want = pure.parse(msg)
+            except UnexpectedInput:
+                want = "error"
+            try:
+                got = fast.parse(msg)
+            except UnexpectedInput:
+                got = "error"
+            assert got == want, msg
+            compared += 1
+    assert compared > 60
