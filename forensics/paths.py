@@ -22,6 +22,11 @@ _UNION_SUBDIR = re.compile(r"^HIVE_UNION_SUBDIR_\d+$")
 _ATTEMPT_DIR = re.compile(r"^(attempt|task)_[\w]+$")
 # Hive: ^.*?([0-9]+)(_[0-9]{1,6})?(\..*)?$ after stripping the temp prefix and _copy_N.
 _HIVE_FILE = re.compile(r"^(?:_tmp\.|_task_tmp\.)?(?P<task>\d+)(?:_(?P<attempt>\d{1,6}))?(?P<copy>_copy_\d+)?(?:\..*)?$")
+# MapReduce / Hadoop output files: part-00003, part-m-00003, part-r-00003.snappy
+_MR_FILE = re.compile(r"^part-(?:[mr]-)?(?P<task>\d{5})(?:\..*)?$")
+# <warehouse>/<db>.db/<table> names the table db.table; <warehouse>/<table> is in default.
+_WAREHOUSE_TABLE = re.compile(r"/(?P<db>[^/]+)\.db/(?P<table>[^/.][^/]*)$")
+_DEFAULT_TABLE = re.compile(r"/warehouse/(?P<table>[^/.][^/]*)$")
 _SPARK_FILE = re.compile(
     r"^part-(?P<task>\d{5})-(?P<uuid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
     r"(?:[-_.]c\d{3})?(?:\..*)?$"
@@ -66,9 +71,9 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
         if _PART_SEG.match(seg):
             parts.append(seg)
             continue
+        if _UNION_SUBDIR.match(seg):
+            continue  # HIVE_UNION_SUBDIR_N (UNION ALL on Tez) sits inside the table or partition
         if parts:
-            if _UNION_SUBDIR.match(seg):
-                continue  # HIVE_UNION_SUBDIR_N sits below the partition dirs
             parts = []  # a k=v segment in the middle of a path is not a partition
         ext = _HIVE_EXT.match(seg)
         if ext:
@@ -91,8 +96,11 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
         if file_name.startswith(("_tmp.", "_task_tmp.", ".")):
             info["temp"] = True
         m = _SPARK_FILE.match(file_name)
+        mr = _MR_FILE.match(file_name)
         if m:
             info.update(file_task=m["task"], write_uuid=m["uuid"])
+        elif mr:
+            info.update(file_task=mr["task"])
         else:
             m = _HIVE_FILE.match(file_name)
             if m:
@@ -103,15 +111,53 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
     return PathInfo(**info)
 
 
+def table_from_location(location: str | None) -> str | None:
+    """``db.t`` for ``…/db.db/t`` and ``default.t`` for ``…/warehouse/t``; None otherwise."""
+    if not location:
+        return None
+    m = _WAREHOUSE_TABLE.search(location)
+    if m:
+        return f"{m['db']}.{m['table']}".lower()
+    m = _DEFAULT_TABLE.search(location)
+    return f"default.{m['table']}".lower() if m else None
+
+
+def normalize_spec(spec: str | None) -> str | None:
+    """One spelling per partition: ``dt=1/h=2`` for ``dt=1,h=2``, ``(dt='1', h='2')``, ``{dt=1, h=2}``.
+
+    A value list without keys (the metastore audit's ``t[v1,v2]``) stays ``[v1,v2]``; the
+    ``partition_events`` view matches it to the table's ``k=v`` spec with those values.
+    """
+    if spec is None:
+        return None
+    spec = spec.strip()
+    if spec.startswith("[") or "=" not in spec:
+        values = [v.strip().strip("'\"") for v in spec.strip("[]").split(",")]
+        return "[" + ",".join(values) + "]" if spec else None
+    parts = [p.strip() for p in spec.strip("(){}").replace(",", "/").split("/") if p.strip()]
+    out = []
+    for p in parts:
+        k, _, v = p.partition("=")
+        out.append(f"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}")
+    return "/".join(out) or None
+
+
 def enrich(ev: Event) -> Event:
-    """Fill an event's identity columns from the path it acted on (its target, if moved)."""
+    """Fill an event's identity columns from the path it acted on (its target, if moved).
+
+    A ``load`` names its *source* in ``path`` (``Loading data to table db.t partition (k=v)
+    from <src>``), so only its ``target_path`` says where the data went.
+    """
+    ev.partition_spec = normalize_spec(ev.partition_spec)
     if ev.location is not None:
+        ev.table_name = ev.table_name or table_from_location(ev.location)
         return ev
-    path = ev.target_path or ev.path
+    path = ev.target_path if ev.kind == "load" else ev.target_path or ev.path
     if not path:
         return ev
-    info = resolve(path, is_dir=ev.kind in ("publish", "dir_create"))
+    info = resolve(path, is_dir=ev.kind in ("publish", "dir_create") or bool(ev.detail and ev.detail.get("dir")))
     ev.location = info.location
+    ev.table_name = ev.table_name or table_from_location(info.location)
     ev.partition_spec = ev.partition_spec or info.partition_spec
     ev.file_name = info.file_name
     ev.file_task = info.file_task

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from commitsleuth.errors import InputError
+from commitsleuth.forensics.paths import normalize_spec
 from commitsleuth.store import Store
 
 
@@ -26,7 +27,7 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
         "SELECT * FROM timeline WHERE (table_name = $t OR location = $t) "
         "AND ($p IS NULL OR partition_spec = $p) "
         "ORDER BY location, partition_spec, ts NULLS LAST, source, line_no, event_id",
-        {"t": table, "p": _norm_partition(partition)},
+        {"t": table, "p": normalize_spec(partition)},
     ).fetchall()
     if not rows:
         known = store.con.execute(
@@ -40,16 +41,3 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
         TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], f"{r[9]}:{r[10]}" if r[10] is not None else str(r[9]), r[11])
         for r in rows
     ]
-
-
-def _norm_partition(spec: str | None) -> str | None:
-    """Accept ``dt=1/h=2``, ``dt=1,h=2`` and ``(dt='1', h='2')`` alike."""
-    if spec is None:
-        return None
-    spec = spec.strip().strip("(){}")
-    parts = [p.strip() for p in spec.replace(",", "/").split("/") if p.strip()]
-    out = []
-    for p in parts:
-        k, _, v = p.partition("=")
-        out.append(f"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}")
-    return "/".join(out)

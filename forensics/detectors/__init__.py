@@ -1,8 +1,28 @@
 """The detectors, one module each, listed explicitly here in the order reports show them."""
 
-from commitsleuth.forensics.detectors.base import Detector, Finding, severity_rank
+from commitsleuth.forensics.detectors.base import Detector, Finding, SqlDetector, severity_rank
+from commitsleuth.forensics.detectors.dedup_wrong import DedupKeptWrong
 from commitsleuth.forensics.detectors.double_commit import DoubleCommit
+from commitsleuth.forensics.detectors.empty_partition import EmptyPartition
+from commitsleuth.forensics.detectors.late_commit import LateCommit
+from commitsleuth.forensics.detectors.leftover_temp import LeftoverTemp
+from commitsleuth.forensics.detectors.metastore_mismatch import MetastoreMismatch
+from commitsleuth.forensics.detectors.multiple_writers import MultipleWriters
+from commitsleuth.forensics.detectors.partial_output import PartialOutput
+from commitsleuth.forensics.detectors.racing_loaders import RacingLoaders
+from commitsleuth.forensics.detectors.same_name_overwrite import SameNameOverwrite
 
-DETECTORS: tuple[type[Detector], ...] = (DoubleCommit,)
+DETECTORS: tuple[type[Detector], ...] = (
+    DoubleCommit,
+    LateCommit,
+    RacingLoaders,
+    SameNameOverwrite,
+    PartialOutput,
+    DedupKeptWrong,
+    MetastoreMismatch,
+    MultipleWriters,
+    LeftoverTemp,
+    EmptyPartition,
+)
 
-__all__ = ["DETECTORS", "Detector", "Finding", "severity_rank"]
+__all__ = ["DETECTORS", "Detector", "Finding", "SqlDetector", "severity_rank"]

@@ -55,7 +55,51 @@ class Detector:
         s = self.sections()
         kw.setdefault("explanation", s.get("cause"))
         kw.setdefault("remedy", s.get("remedy"))
-        return Finding(code=self.code, name=self.name, severity=self.severity, summary=summary, **kw)
+        kw["severity"] = kw.get("severity") or self.severity
+        return Finding(code=self.code, name=self.name, summary=summary, **kw)
+
+
+class SqlDetector(Detector):
+    """A detector that is one set-based query: each result row becomes one finding.
+
+    The query returns at least ``location``, ``partition_spec``, ``table_name``, ``t0``, ``t1``,
+    ``actors`` and ``evidence``; ``summary(row)`` words the finding and ``detail(row)`` keeps
+    the facts a machine wants. A ``severity`` column overrides the detector's for one finding
+    (an escalation such as racing loaders that lost data).
+    """
+
+    sql: str = ""
+    fields = ("location", "partition_spec", "table_name")
+
+    def run(self, con):
+        cur = con.execute(self.sql)
+        cols = [d[0] for d in cur.description]
+        return [self._to_finding(dict(zip(cols, r))) for r in cur.fetchall()]
+
+    def _to_finding(self, row: dict) -> Finding:
+        return self.finding(
+            self.summary(row),
+            location=row.get("location"),
+            partition_spec=row.get("partition_spec"),
+            table_name=row.get("table_name"),
+            window_start=row.get("t0"),
+            window_end=row.get("t1"),
+            actors=[a for a in (row.get("actors") or []) if a is not None],
+            evidence=list(row.get("evidence") or []),
+            severity=row.get("severity"),
+            detail=self.detail(row),
+        )
+
+    def summary(self, row: dict) -> str:
+        raise NotImplementedError
+
+    def detail(self, row: dict) -> dict | None:
+        return None
+
+
+def where(row: dict) -> str:
+    """How a summary names the partition: ``dt=1`` or ``the unpartitioned table``."""
+    return row.get("partition_spec") or "the unpartitioned table"
 
 
 def severity_rank(severity: str) -> int:

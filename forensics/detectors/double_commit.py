@@ -2,71 +2,101 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import Detector
+from commitsleuth.forensics.detectors.base import SqlDetector, where
 
-# A file is published into an output location when a task renames it there (outside the commit
-# protocol) or an attempt's commit lands it there; Hive's dedup may remove it again later.
+# Three ways one task's output lands twice:
+#  - Hive-named files: a task renamed its file into the output (outside the commit protocol) or
+#    an inventory lists it, and two attempt suffixes of one task id survive (000005_0, 000005_1);
+#  - commits: two attempts of one task both committed (Saved output of task / Committed);
+#  - Spark attempts: two attempts of one (stage, partition) both ended Success having written
+#    bytes. A speculative copy killed by 'another attempt succeeded' ended Killed: it is not one.
 _SQL = """
-WITH published AS (
-    SELECT event_id, ts, location, partition_spec, file_name, file_task, file_attempt,
-           coalesce(attempt_id, 'file ' || file_name) AS actor, table_name
-    FROM events
-    WHERE kind = 'rename' AND file_task IS NOT NULL AND location IS NOT NULL
+WITH removed AS (
+    SELECT DISTINCT location, partition_spec, file_name FROM events
+    WHERE kind IN ('dedup_remove', 'delete') AND file_name IS NOT NULL
 ),
-removed AS (
-    SELECT DISTINCT location, partition_spec, file_name FROM events WHERE kind = 'dedup_remove'
+named AS (
+    SELECT event_id, ts, location, partition_spec, table_name, file_name, file_task, file_attempt,
+           attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor
+    FROM partition_events
+    WHERE file_task IS NOT NULL AND location IS NOT NULL AND write_uuid IS NULL
+      AND (kind = 'rename' OR (kind = 'file' AND file_attempt IS NOT NULL AND NOT is_temp))
 ),
 surviving AS (
-    SELECT p.* FROM published p
+    SELECT n.* FROM named n
     ANTI JOIN removed r
-      ON r.location = p.location
-     AND r.partition_spec IS NOT DISTINCT FROM p.partition_spec
-     AND r.file_name = p.file_name
+      ON r.location = n.location
+     AND r.partition_spec IS NOT DISTINCT FROM n.partition_spec
+     AND r.file_name = n.file_name
+),
+by_file AS (
+    SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
+           NULL::VARCHAR AS app_id,
+           list(DISTINCT actor ORDER BY actor) AS actors, list(event_id ORDER BY event_id) AS evidence,
+           min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
+           'files' AS how
+    FROM surviving
+    GROUP BY location, partition_spec, file_task
+    HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT attempt_id) > 1
+),
+commits AS (
+    SELECT event_id, ts, app_id, location, partition_spec, table_name, attempt_id,
+           coalesce(task_id, regexp_replace(attempt_id, '^attempt_(.*)_[0-9]+$', 'task_\\1')) AS task
+    FROM events
+    WHERE attempt_id IS NOT NULL
+      AND (kind = 'task_commit' OR (kind = 'attempt_end' AND status = 'success' AND size > 0))
+),
+by_commit AS (
+    SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
+           any_value(table_name) AS table_name, task, app_id,
+           list(DISTINCT attempt_id ORDER BY attempt_id) AS actors,
+           list(event_id ORDER BY event_id) AS evidence, min(ts) AS t0, max(ts) AS t1,
+           NULL::VARCHAR[] AS files, 'commits' AS how
+    FROM commits
+    GROUP BY app_id, task
+    HAVING count(DISTINCT attempt_id) > 1
 )
-SELECT location, partition_spec, file_task, any_value(table_name),
-       list(DISTINCT actor ORDER BY actor), list(event_id ORDER BY event_id),
-       min(ts), max(ts), list(DISTINCT file_name ORDER BY file_name)
-FROM surviving
-GROUP BY location, partition_spec, file_task
-HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT actor) > 1
-ORDER BY location, partition_spec, file_task
+SELECT * FROM by_file
+UNION ALL
+SELECT * FROM by_commit
+ORDER BY location NULLS LAST, partition_spec, task
 """
 
 
-class DoubleCommit(Detector):
+class DoubleCommit(SqlDetector):
     """Two or more attempts of one task published output into the same partition.
 
     Symptom: the partition holds the rows of one task twice, once per attempt (files such as
-    000005_0 and 000005_1 side by side), so counts and sums over it are inflated.
+    000005_0 and 000005_1 side by side, or two commits of one Spark task), so counts and sums
+    over it are inflated.
     Cause: a writer that publishes its own output instead of going through the output commit
     protocol (Hive's RCFileMergeMapper renames in close(); Hive on Tez names files per attempt
-    and never asks canCommit) ran more than once for the same task, typically because
-    speculative execution launched a second attempt, and both attempts finished.
+    and never asks canCommit; a Spark job with a direct, non-coordinated committer) ran more than
+    once for the same task, typically because speculative execution launched a second attempt,
+    and both attempts finished.
     Remedy: disable speculative execution for jobs whose writer does not commit through the
-    protocol (mapred.map.tasks.speculative.execution=false, or hive.mapred.reduce.tasks.speculative.execution=false),
-    or set hive.merge.mapfiles=false so RCFileMergeMapper is not used; apply HIVE-3149 for dynamic
-    partitions. Then delete the duplicate file of each listed task from the partition.
+    protocol (mapred.map.tasks.speculative.execution=false, hive.mapred.reduce.tasks.speculative.execution=false,
+    spark.speculation=false), or set hive.merge.mapfiles=false so RCFileMergeMapper is not used;
+    apply HIVE-3149 for dynamic partitions and HIVE-27899/HIVE-27985 on Tez. Then delete the
+    duplicate file of each listed task from the partition.
     """
 
     code = "CS101"
     name = "double-commit"
     severity = "high"
+    sql = _SQL
 
-    def run(self, con):
-        findings = []
-        for loc, part, task, table, actors, evidence, t0, t1, files in con.execute(_SQL).fetchall():
-            findings.append(
-                self.finding(
-                    f"task {task} published by {len(actors)} attempts into "
-                    f"{part or 'the unpartitioned table'}: {', '.join(actors)}",
-                    location=loc,
-                    partition_spec=part,
-                    table_name=table,
-                    window_start=t0,
-                    window_end=t1,
-                    actors=list(actors),
-                    evidence=list(evidence),
-                    detail={"task": task, "files": list(files)},
-                )
-            )
-        return findings
+    def summary(self, row):
+        n = len(row["actors"])
+        if row["how"] == "commits":
+            app = f" of {row['app_id']}" if row["app_id"] else ""
+            return f"task {row['task']}{app} committed by {n} attempts: {', '.join(row['actors'])}"
+        return f"task {row['task']} published by {n} attempts into {where(row)}: {', '.join(row['actors'])}"
+
+    def detail(self, row):
+        d = {"task": row["task"]}
+        if row["files"]:
+            d["files"] = list(row["files"])
+        if row["app_id"]:
+            d["app_id"] = row["app_id"]
+        return d

@@ -1,0 +1,65 @@
+-- Forensics: where table names meet paths, each event's partition key and actor, and a timeline
+-- built on them. Views only (no data): they stay right as events arrive, and the plain duckdb
+-- shell sees them too.
+
+-- The output location a table name stands for, learned from the events themselves: a line that
+-- names both (a partition_add with its location, a load with its destination, a warehouse path
+-- db.db/t), or one thread that names the table for a partition and acts on that partition's
+-- directory (HiveServer2: 'add_partition' then 'Creating directory … dt=…').
+CREATE VIEW table_locations AS
+WITH pairs AS (
+    SELECT table_name, location FROM events
+    WHERE table_name IS NOT NULL AND location IS NOT NULL
+    UNION ALL
+    SELECT n.table_name, p.location
+    FROM (SELECT DISTINCT thread, partition_spec, table_name FROM events
+          WHERE table_name IS NOT NULL AND location IS NULL
+            AND thread IS NOT NULL AND partition_spec IS NOT NULL) n
+    JOIN (SELECT DISTINCT thread, partition_spec, location FROM events
+          WHERE table_name IS NULL AND location IS NOT NULL
+            AND thread IS NOT NULL AND partition_spec IS NOT NULL) p
+      ON n.thread = p.thread AND n.partition_spec = p.partition_spec
+)
+SELECT table_name, mode(location) AS location FROM pairs GROUP BY table_name;
+
+-- Every event with its partition key (part_table, part_location, part_spec), its actor and
+-- whether its path lies in a temp or staging layer. A metastore audit spec that lists only
+-- values (t[v1,v2], stored as '[v1,v2]') takes the k=v spec of the same table with those values.
+CREATE VIEW partition_events AS
+WITH loc_tables AS (
+    SELECT location, min(table_name) AS table_name FROM table_locations GROUP BY location
+),
+keyed AS (
+    SELECT e.*,
+           coalesce(e.table_name, lt.table_name) AS part_table,
+           coalesce(e.location, tl.location) AS part_location
+    FROM events e
+    LEFT JOIN table_locations tl ON e.location IS NULL AND tl.table_name = e.table_name
+    LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location
+),
+spec_values AS (
+    SELECT DISTINCT part_table, partition_spec,
+           '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
+                                                 x -> split_part(x, '=', 2)), ',') || ']' AS vals
+    FROM keyed WHERE partition_spec LIKE '%=%' AND part_table IS NOT NULL
+)
+SELECT k.*,
+       coalesce(sv.partition_spec, k.partition_spec) AS part_spec,
+       coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor,
+       regexp_matches(coalesce(CASE WHEN k.kind = 'load' THEN k.target_path
+                                    ELSE coalesce(k.target_path, k.path) END, ''),
+                      '/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)')
+           AS is_temp
+FROM keyed k
+LEFT JOIN spec_values sv
+  ON k.partition_spec LIKE '[%' AND sv.part_table = k.part_table AND sv.vals = k.partition_spec;
+
+-- The timeline of 0001, now with table names and paths met: `timeline db.t dt=…` finds the
+-- lines that only named a path, and a location finds the lines that only named the table.
+CREATE OR REPLACE VIEW timeline AS
+SELECT e.event_id, e.ts, e.kind, e.actor,
+       coalesce(e.target_path, e.path) AS path, e.status,
+       e.part_table AS table_name, e.part_location AS location, e.part_spec AS partition_spec,
+       s.uri AS source, e.line_no, e.raw
+FROM partition_events e LEFT JOIN sources s ON s.source_id = e.source_id
+WHERE e.part_location IS NOT NULL OR e.part_table IS NOT NULL;

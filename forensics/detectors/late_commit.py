@@ -1,0 +1,83 @@
+"""CS102 late-commit."""
+
+from __future__ import annotations
+
+from commitsleuth.forensics.detectors.base import SqlDetector, where
+
+# A task-level publish (a rename into the output, a task commit) is late when it happens after
+#  - the job-level move of the same Hive scratch output ('Moving tmp dir', whose first move starts
+#    dedup: HIVE-27985), or after the write job it belongs to committed (same write-job id), or
+#  - its own attempt was killed (a zombie: SPARK-39195 / SPARK-48292, MR kill transitions).
+# Equi-joins only, so it stays cheap on millions of events.
+_SQL = """
+WITH pubs AS (
+    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id,
+           coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor
+    FROM events
+    WHERE kind IN ('rename', 'task_commit') AND ts IS NOT NULL
+),
+job_moves AS (
+    SELECT location, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    FROM events
+    WHERE kind = 'publish' AND ts IS NOT NULL AND regexp_matches(location, '-ext-[0-9]+$')
+    GROUP BY location
+),
+job_commits AS (
+    SELECT job_id, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    FROM events WHERE kind = 'job_commit' AND ts IS NOT NULL AND job_id IS NOT NULL
+    GROUP BY job_id
+),
+kills AS (
+    SELECT attempt_id, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    FROM events
+    WHERE ts IS NOT NULL AND attempt_id IS NOT NULL
+      AND ((kind = 'attempt_end' AND status = 'killed')
+        OR (kind = 'attempt_state' AND upper(detail->>'to') LIKE 'KILL%'))
+    GROUP BY attempt_id
+),
+late AS (
+    SELECT p.*, 'after the job-level move of its output' AS why, j.event_id AS ref, j.ts AS ref_ts
+    FROM pubs p JOIN job_moves j ON j.location = p.location AND p.ts > j.ts
+    WHERE p.kind = 'rename'
+    UNION ALL
+    SELECT p.*, 'after write job ' || p.write_job || ' committed', j.event_id, j.ts
+    FROM pubs p JOIN job_commits j ON j.job_id = p.write_job AND p.ts > j.ts
+    UNION ALL
+    SELECT p.*, 'after its attempt was killed', k.event_id, k.ts
+    FROM pubs p JOIN kills k ON k.attempt_id = p.attempt_id AND p.ts > k.ts
+)
+SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
+       [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,
+       list(DISTINCT x ORDER BY x) AS evidence, min(ref_ts) AS t0, max(ts) AS t1
+FROM (SELECT *, unnest([event_id, ref]) AS x FROM late)
+GROUP BY location, partition_spec, actor
+ORDER BY location NULLS LAST, partition_spec, actor
+"""
+
+
+class LateCommit(SqlDetector):
+    """A task published output after its job was already published, or after it was killed.
+
+    Symptom: files that no dedup or job commit accounted for appear in the output: duplicated
+    rows from a zombie attempt, or output of an attempt the scheduler believes it killed.
+    Cause: the publish is not fenced by the commit protocol: a killed or losing attempt (often a
+    speculative one) keeps running and renames or commits its file after the driver ran
+    removeTempOrDuplicateFiles and moved the output (HIVE-27985), or after the write job
+    committed; Spark tasks whose commit succeeded but which then failed are retried and commit
+    again (SPARK-39195, SPARK-48292).
+    Remedy: disable speculative execution for writers that publish outside the protocol
+    (spark.speculation=false, hive.mapred.reduce.tasks.speculative.execution=false), upgrade to
+    releases with HIVE-27985/HIVE-27899 or SPARK-39195/SPARK-48292, and delete the late files
+    listed here from the partition.
+    """
+
+    code = "CS102"
+    name = "late-commit"
+    severity = "high"
+    sql = _SQL
+
+    def summary(self, row):
+        return f"{row['actor']} published into {where(row)} {' and '.join(row['whys'])}"
+
+    def detail(self, row):
+        return {"reasons": list(row["whys"])}

@@ -1,0 +1,62 @@
+"""CS108 multiple-writers."""
+
+from __future__ import annotations
+
+from commitsleuth.forensics.detectors.base import SqlDetector, where
+
+# Spark names every file of one write job part-NNNNN-<jobUUID>-cNNN; Hive names a second INSERT
+# INTO's files NNNNNN_N_copy_M. Published files of two UUIDs, or copies, in one partition are
+# two writers' output side by side.
+_SQL = """
+WITH files AS (
+    SELECT event_id, ts, location, partition_spec, table_name, file_name,
+           coalesce(write_uuid, CASE WHEN regexp_matches(file_name, '_copy_[0-9]+')
+                                     THEN 'hive _copy_' || regexp_extract(file_name, '_copy_([0-9]+)', 1)
+                                     ELSE 'hive files' END) AS writer,
+           coalesce(target_path, path) AS p
+    FROM partition_events
+    WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL AND NOT is_temp
+      AND file_task IS NOT NULL AND coalesce(detail->>'dir', 'false') <> 'true'
+      AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)
+),
+removed AS (
+    SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')
+),
+writers AS (
+    SELECT location, partition_spec, any_value(table_name) AS table_name, writer,
+           min(event_id) AS event_id, min(ts) AS t0, max(ts) AS t1, count(*) AS files
+    FROM files ANTI JOIN removed USING (p)
+    GROUP BY ALL
+)
+SELECT location, partition_spec, any_value(table_name) AS table_name,
+       list(writer ORDER BY writer) AS actors, list(event_id ORDER BY event_id) AS evidence,
+       list(files ORDER BY writer) AS counts, min(t0) AS t0, max(t1) AS t1
+FROM writers
+GROUP BY location, partition_spec
+HAVING count(*) > 1
+ORDER BY location, partition_spec
+"""
+
+
+class MultipleWriters(SqlDetector):
+    """Files of more than one write job sit in one partition.
+
+    Symptom: a partition that should hold one job's output holds files of two or more write jobs
+    (two Spark job UUIDs in the part file names, or Hive _copy_N files): rows are duplicated or
+    mixed from different runs.
+    Cause: two jobs wrote the same partition (a retry after a partial failure, two schedulers, an
+    INSERT INTO where INSERT OVERWRITE was meant, a failed job's leftovers next to the rerun). For
+    tables that are appended to on purpose this is expected: judge by the job ids listed.
+    Remedy: write partitions with INSERT OVERWRITE (spark.sql.sources.partitionOverwriteMode=dynamic
+    for Spark), make each partition's load single-flight, and remove the files of the unwanted
+    write job (their UUID is in the file name).
+    """
+
+    code = "CS108"
+    name = "multiple-writers"
+    severity = "medium"
+    sql = _SQL
+
+    def summary(self, row):
+        parts = [f"{a} ({n} file{'s' if n != 1 else ''})" for a, n in zip(row["actors"], row["counts"])]
+        return f"{where(row)} holds files of {len(parts)} writers: {', '.join(parts)}"

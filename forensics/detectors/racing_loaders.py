@@ -1,0 +1,92 @@
+"""CS103 racing-loaders."""
+
+from __future__ import annotations
+
+from commitsleuth.forensics.detectors.base import SqlDetector, where
+
+# A writer is a thread, query or application; its window on a partition spans its loading steps
+# there. Two windows on one partition that overlap are a race; the race lost data when one writer
+# deleted or trashed the partition (or a file in it) after another writer had loaded it.
+_SQL = """
+WITH steps AS (
+    SELECT event_id, ts, kind, part_spec, part_table, part_location,
+           coalesce(part_location, part_table) AS pkey,
+           coalesce(thread, query_id, app_id) AS writer
+    FROM partition_events
+    WHERE kind IN ('dir_create', 'partition_add', 'partition_alter', 'partition_exists', 'load', 'delete')
+      AND ts IS NOT NULL AND part_spec IS NOT NULL
+      AND coalesce(thread, query_id, app_id) IS NOT NULL
+      AND coalesce(part_location, part_table) IS NOT NULL
+),
+windows AS (
+    SELECT pkey, part_spec, writer, min(ts) AS t0, max(ts) AS t1
+    FROM steps GROUP BY pkey, part_spec, writer
+),
+racing AS (
+    SELECT a.pkey, a.part_spec, a.writer FROM windows a JOIN windows b
+      ON a.pkey = b.pkey AND a.part_spec = b.part_spec AND a.writer <> b.writer
+     AND a.t0 <= b.t1 AND b.t0 <= a.t1
+    GROUP BY ALL
+),
+losses AS (
+    SELECT d.pkey, d.part_spec, d.writer AS deleter, l.writer AS loader,
+           d.event_id AS delete_id, l.event_id AS load_id
+    FROM steps d JOIN steps l
+      ON d.pkey = l.pkey AND d.part_spec = l.part_spec AND d.writer <> l.writer AND l.ts < d.ts
+    WHERE d.kind = 'delete' AND l.kind = 'load'
+),
+loss AS (
+    SELECT pkey, part_spec, list(DISTINCT deleter ORDER BY deleter) AS deleters,
+           list(DISTINCT loader ORDER BY loader) AS loaders
+    FROM losses
+    SEMI JOIN racing USING (pkey, part_spec)
+    GROUP BY pkey, part_spec
+)
+SELECT any_value(s.part_location) AS location, s.part_spec AS partition_spec,
+       any_value(s.part_table) AS table_name,
+       list(DISTINCT s.writer ORDER BY s.writer) AS actors,
+       list(s.event_id ORDER BY s.ts, s.event_id) AS evidence, min(s.ts) AS t0, max(s.ts) AS t1,
+       any_value(l.deleters) AS deleters, any_value(l.loaders) AS loaders,
+       CASE WHEN any_value(l.deleters) IS NOT NULL THEN 'critical' END AS severity
+FROM steps s
+JOIN racing r ON r.pkey = s.pkey AND r.part_spec = s.part_spec AND r.writer = s.writer
+LEFT JOIN loss l ON l.pkey = s.pkey AND l.part_spec = s.part_spec
+GROUP BY s.pkey, s.part_spec
+ORDER BY location NULLS LAST, table_name, partition_spec
+"""
+
+
+class RacingLoaders(SqlDetector):
+    """Two writers loaded the same partition at the same time; one may have deleted the other's data.
+
+    Symptom: the metastore lists the partition but its directory is empty or missing (or holds
+    only one writer's files), while every load reported success.
+    Cause: the same load ran twice concurrently (a doubly-submitted HiveServer2 request handled
+    by two threads, two schedulers, a retried job): the loser of add_partition_core created the
+    directory, failed to insert the partition (Duplicate entry / AlreadyExistsException) and
+    deleted the directory the winner had just filled (HIVE-20725, HIVE-24428, HIVE-29744).
+    Severity is critical when a delete followed another writer's load: that data is gone.
+    Remedy: apply HIVE-20725 (re-check the partition before deleting the directory it created),
+    make loads idempotent and single-flight (one scheduler run per partition, reject duplicate
+    submissions), then re-run the load of every partition listed here to restore its data.
+    """
+
+    code = "CS103"
+    name = "racing-loaders"
+    severity = "high"
+    sql = _SQL
+
+    def summary(self, row):
+        writers = ", ".join(row["actors"])
+        if row["deleters"]:
+            return (
+                f"{', '.join(row['deleters'])} deleted {where(row)} after "
+                f"{', '.join(row['loaders'])} had loaded it: data lost (writers racing: {writers})"
+            )
+        return f"{len(row['actors'])} writers loaded {where(row)} at the same time: {writers}"
+
+    def detail(self, row):
+        d = {"writers": list(row["actors"])}
+        if row["deleters"]:
+            d.update(data_loss=True, deleted_by=list(row["deleters"]), loaded_by=list(row["loaders"]))
+        return d
