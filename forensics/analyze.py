@@ -33,8 +33,14 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     """Findings of all (or the named) detectors, most severe first; stored in ``findings``."""
     detectors = [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
     findings: list[Finding] = []
-    for det in detectors:
-        findings.extend(det.run(store.con))
+    # Every detector joins through table_locations (an aggregate over all events): compute it
+    # once. A temp table of the same name shadows the view for this connection only.
+    store.con.execute("CREATE OR REPLACE TEMP TABLE table_locations AS SELECT * FROM main.table_locations")
+    try:
+        for det in detectors:
+            findings.extend(det.run(store.con))
+    finally:
+        store.con.execute("DROP TABLE IF EXISTS temp.table_locations")
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     _save(store, findings)
     return findings

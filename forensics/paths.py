@@ -155,7 +155,7 @@ def enrich(ev: Event) -> Event:
     path = ev.target_path if ev.kind == "load" else ev.target_path or ev.path
     if not path:
         return ev
-    info = resolve(path, is_dir=ev.kind in ("publish", "dir_create") or bool(ev.detail and ev.detail.get("dir")))
+    info = resolve(path, is_dir=ev.kind in ("publish", "dir_create", "task_commit", "load") or bool(ev.detail and ev.detail.get("dir")))
     ev.location = info.location
     ev.table_name = ev.table_name or table_from_location(info.location)
     ev.partition_spec = ev.partition_spec or info.partition_spec

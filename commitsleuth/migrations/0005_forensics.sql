@@ -40,7 +40,7 @@ keyed AS (
 spec_values AS (
     SELECT DISTINCT part_table, partition_spec,
            '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
-                                                 x -> split_part(x, '=', 2)), ',') || ']' AS vals
+                                                 lambda x: split_part(x, '=', 2)), ',') || ']' AS vals
     FROM keyed WHERE partition_spec LIKE '%=%' AND part_table IS NOT NULL
 )
 SELECT k.*,

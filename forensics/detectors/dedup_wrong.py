@@ -44,8 +44,8 @@ judged AS (
 )
 SELECT location, partition_spec, table_name, file_task AS task, kept, kept_by, removed_by,
        kept_result, removed_result, removed_size, kept_size,
-       list_filter([kept_by, removed_by], x -> x IS NOT NULL) AS actors,
-       list_sort(list_distinct(list_filter(ev, x -> x IS NOT NULL))) AS evidence, ts AS t0, ts AS t1
+       list_filter([kept_by, removed_by], lambda x: x IS NOT NULL) AS actors,
+       list_sort(list_distinct(list_filter(ev, lambda x: x IS NOT NULL))) AS evidence, ts AS t0, ts AS t1
 FROM judged
 WHERE coalesce(kept_result, '') IN ('killed', 'failed') OR coalesce(removed_result, '') = 'succeeded'
 ORDER BY location, partition_spec, task
