@@ -20,18 +20,29 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in findings:
         groups.setdefault((f.severity, f.code, f.name), []).append(f)
+    # The overview first, one line per detector and severity, most severe first (the order
+    # analyze returns); then each group in detail.
+    out.append("Summary:")
+    width_name = max(len(f"{c} {n}") for _, c, n in groups)
+    for (severity, code, name), group in groups.items():
+        places = sorted({f"{f.table_name or f.location or '?'} {f.partition_spec or ''}".strip() for f in group})
+        shown = ", ".join(places[:3]) + (f", … ({len(places) - 3} more)" if len(places) > 3 else "")
+        out.append(f"  {severity:<8}  {f'{code} {name}':<{width_name}}  {len(group):>4}  {shown}")
+    out.append("")
     for (severity, code, name), group in groups.items():
         n = len(group)
         out.append(f"{code} {name} [{severity}] - {n} finding{'s' if n != 1 else ''}")
         for f in group:
-            where = f.table_name or f.location or "?"
+            where = f.table_name or f.location or (f.detail or {}).get("app_id") or "?"
             out.append(f"  {f.partition_spec or '(no partition)'} in {where}")
             out.append(f"    {f.summary}")
+            if f.actors:
+                out.append(f"    actors: {', '.join(f.actors)}")
             if f.window_start is not None:
                 out.append(f"    window: {f.window_start} .. {f.window_end}")
             out.append("    evidence:")
             for ev in evidence(store, f.evidence):
-                line = (ev.raw or "").splitlines()[0] if ev.raw else ""
+                line = ev.text
                 if len(line) > width:
                     line = line[: width - 3] + "..."
                 out.append(f"      {ev.where}" + (f"  [{ev.actor}]" if ev.actor else ""))
@@ -55,7 +66,8 @@ def findings_json(store: Store, findings: list[Finding]) -> str:
                 "window": [_iso(f.window_start), _iso(f.window_end)],
                 "actors": f.actors,
                 "evidence": [
-                    {"event_id": e.event_id, "where": e.where, "kind": e.kind, "line": e.raw}
+                    {"event_id": e.event_id, "where": e.where, "kind": e.kind, "actor": e.actor, "line": e.raw,
+                     "path": e.path}
                     for e in evidence(store, f.evidence)
                 ],
                 "explanation": f.explanation, "remedy": f.remedy, "detail": f.detail,

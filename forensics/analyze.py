@@ -20,6 +20,16 @@ class Evidence:
     kind: str
     actor: str | None
     raw: str | None
+    path: str | None = None
+    size: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The line as logged; for an event without one (a listing, a live event) what it says."""
+        if self.raw:
+            return self.raw.splitlines()[0]
+        size = f" ({self.size} bytes)" if self.size is not None else ""
+        return f"{self.kind} {self.path or ''}{size}".rstrip()
 
     @property
     def where(self) -> str:
@@ -95,7 +105,8 @@ def evidence(store: Store, event_ids: list[int]) -> list[Evidence]:
     rows = store.con.execute(
         """
         SELECT e.event_id, s.uri, e.line_no, e.ts, e.kind,
-               coalesce(e.attempt_id, e.thread, e.query_id, e.app_id), e.raw
+               coalesce(e.attempt_id, e.thread, e.query_id, e.app_id), e.raw,
+               coalesce(e.target_path, e.path), e.size
         FROM events e LEFT JOIN sources s ON s.source_id = e.source_id
         WHERE e.event_id IN (SELECT unnest(?))
         ORDER BY e.ts NULLS LAST, s.uri, e.line_no, e.event_id
