@@ -113,6 +113,47 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
 
 
 @cli.command()
+@click.argument("path", metavar="PATH")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="low",
+    show_default=True,
+    help="Exit 1 when a finding of this severity or worse exists.",
+)
+@click.option("--db", "db", default=None, metavar="FILE",
+              help="Add the listing to this store and analyze it with the logs there "
+                   "(default: a throw-away in-memory store).")
+def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
+    """Inspect a table location on disk, no logs needed: ground truth you can run today.
+
+    Lists PATH (a local directory, or any Hadoop FileSystem URI such as hdfs://… or s3a://…,
+    listed through a local Spark session) and reports duplicate task files (000005_0 next to
+    000005_1), files of several write jobs in one partition, leftover _temporary /
+    .spark-staging / _tmp directories and empty partitions. Exits like analyze.
+
+    \b
+    Examples:
+      commitsleuth audit /data/warehouse/sales.db/orders
+      commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
+    """
+    from commitsleuth.forensics.audit import audit as run_audit
+    from commitsleuth.forensics.detectors import severity_rank
+    from commitsleuth.render import findings_json, findings_text
+
+    with Store(db or ":memory:") as store:
+        n, findings = run_audit(store, path)
+        if fmt == "json":
+            click.echo(findings_json(store, findings))
+        else:
+            click.echo(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}")
+            click.echo(findings_text(store, findings))
+    worst = max((severity_rank(f.severity) for f in findings), default=-1)
+    return EXIT_FINDINGS if worst >= severity_rank(fail_on) else EXIT_OK
+
+
+@cli.command()
 @click.argument("table")
 @click.argument("partition", required=False)
 @click.option("--no-color", is_flag=True, help="Plain text, no colours (also when NO_COLOR is set).")

@@ -28,12 +28,18 @@ class Evidence:
         """The line as logged; for an event without one (a listing, a live event) what it says."""
         if self.raw:
             return self.raw.splitlines()[0]
-        size = f" ({self.size} bytes)" if self.size is not None else ""
-        return f"{self.kind} {self.path or ''}{size}".rstrip()
+        facts = [self.kind]
+        if self.size is not None:
+            facts.append(f"{self.size} bytes")
+        if self.ts is not None:
+            facts.append(f"modified {self.ts}" if self.kind == "file" else str(self.ts))
+        return ", ".join(facts)
 
     @property
     def where(self) -> str:
-        """``file:line`` of a text source, or ``live`` / ``source N`` for others."""
+        """``file:line`` of a text source; the file itself for a listing; ``event N`` otherwise."""
+        if self.line_no is None and self.raw is None and self.path:
+            return self.path
         if self.uri is None:
             return f"event {self.event_id}"
         return f"{self.uri}:{self.line_no}" if self.line_no is not None else self.uri

@@ -45,8 +45,8 @@ class PathInfo:
 
 
 def split_scheme(path: str) -> tuple[str, str]:
-    """``hdfs://nn:8020/a/b`` -> (``hdfs://nn:8020``, ``/a/b``)."""
-    m = re.match(r"^([a-zA-Z][\w+.-]*://[^/]*)(/.*)?$", path)
+    """``hdfs://nn:8020/a/b`` -> (``hdfs://nn:8020``, ``/a/b``); ``file:/a`` -> (``file:``, ``/a``)."""
+    m = re.match(r"^([a-zA-Z][\w+.-]+:(?://[^/]*)?)(/.*)?$", path)
     if m:
         return m.group(1), m.group(2) or "/"
     return "", path

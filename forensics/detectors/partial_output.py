@@ -15,8 +15,11 @@ WITH failed AS (
       AND (kind = 'job_abort' OR (kind = 'job_end' AND status IN ('failed', 'killed', 'aborted')))
     GROUP BY job_id
 ),
+committed AS (
+    SELECT DISTINCT job_id FROM events WHERE kind = 'job_commit' AND job_id IS NOT NULL
+),
 outputs AS (
-    SELECT event_id, ts, location, partition_spec, table_name, file_name, attempt_id,
+    SELECT event_id, ts, kind, location, partition_spec, table_name, file_name, attempt_id, write_uuid,
            coalesce(coalesce(target_path, path), '') AS p,
            coalesce(write_uuid, job_id, 'job_' || regexp_extract(attempt_id, '^attempt_([0-9]+_[0-9]+)_', 1)) AS job_key
     FROM partition_events
@@ -26,21 +29,44 @@ outputs AS (
 removed AS (
     SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')
 ),
+visible AS (
+    SELECT o.* FROM outputs o ANTI JOIN removed r ON r.p = o.p
+),
+-- Spark writes <output>/_SUCCESS when a write job commits: a listing where a write job's part
+-- files are newer than every _SUCCESS marker shows a job that never committed.
+markers AS (
+    SELECT location, max(ts) AS ts FROM events
+    WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL
+    GROUP BY location
+),
+unmarked AS (
+    SELECT v.location, v.write_uuid AS job_id, NULL::BIGINT AS event_id, max(v.ts) AS ts
+    FROM visible v LEFT JOIN markers m ON m.location = v.location
+    WHERE v.kind = 'file' AND v.write_uuid IS NOT NULL
+    GROUP BY v.location, v.write_uuid
+    HAVING max(v.ts) > coalesce(any_value(m.ts), '-infinity'::TIMESTAMP)
+),
+suspects AS (
+    SELECT v.*, f.event_id AS ref, f.ts AS ref_ts, 'failed' AS why
+    FROM visible v JOIN failed f ON f.job_id = v.job_key
+    UNION ALL
+    SELECT v.*, NULL, NULL, 'unmarked'
+    FROM visible v JOIN unmarked u ON u.location = v.location AND u.job_id = v.job_key
+    WHERE v.job_key NOT IN (SELECT job_id FROM failed) AND v.job_key NOT IN (SELECT job_id FROM committed)
+),
 conf AS (
     SELECT max(detail->>'value') AS algorithm FROM events
     WHERE kind = 'conf' AND detail->>'key' LIKE '%fileoutputcommitter.algorithm.version'
 )
-SELECT o.location, o.partition_spec, any_value(o.table_name) AS table_name, o.job_key AS job,
-       list(DISTINCT coalesce(o.attempt_id, 'job ' || o.job_key) ORDER BY coalesce(o.attempt_id, 'job ' || o.job_key)) AS actors,
-       list(DISTINCT o.file_name ORDER BY o.file_name) FILTER (WHERE o.file_name IS NOT NULL) AS files,
-       list(o.event_id ORDER BY o.event_id) || [any_value(f.event_id)] AS evidence,
-       min(o.ts) AS t0, greatest(max(o.ts), any_value(f.ts)) AS t1,
+SELECT location, partition_spec, any_value(table_name) AS table_name, job_key AS job, why,
+       list(DISTINCT coalesce(attempt_id, 'job ' || job_key) ORDER BY coalesce(attempt_id, 'job ' || job_key)) AS actors,
+       list(DISTINCT file_name ORDER BY file_name) FILTER (WHERE file_name IS NOT NULL) AS files,
+       list_filter(list(event_id ORDER BY event_id) || [any_value(ref)], lambda x: x IS NOT NULL) AS evidence,
+       min(ts) AS t0, greatest(max(ts), any_value(ref_ts)) AS t1,
        any_value((SELECT algorithm FROM conf)) AS algorithm
-FROM outputs o
-JOIN failed f ON f.job_id = o.job_key
-ANTI JOIN removed r ON r.p = o.p
-GROUP BY o.location, o.partition_spec, o.job_key
-ORDER BY o.location, o.partition_spec, job
+FROM suspects
+GROUP BY location, partition_spec, job_key, why
+ORDER BY location, partition_spec, job
 """
 
 
@@ -66,7 +92,12 @@ class PartialOutput(SqlDetector):
         files = row["files"] or []
         what = f"{len(files)} file{'s' if len(files) != 1 else ''}" if files else "committed task output"
         algo = f" (committer algorithm v{row['algorithm']})" if row["algorithm"] else ""
+        if row["why"] == "unmarked":
+            return (
+                f"write job {row['job']} left {what} in {where(row)} and never wrote _SUCCESS after "
+                f"them: it did not commit{algo}"
+            )
         return f"failed job {row['job']} left {what} in {where(row)}{algo}"
 
     def detail(self, row):
-        return {"job": row["job"], "files": list(row["files"] or []), "algorithm": row["algorithm"]}
+        return {"job": row["job"], "committed": False, "evidence": row["why"], "files": list(row["files"] or []), "algorithm": row["algorithm"]}
