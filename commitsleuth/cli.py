@@ -28,6 +28,23 @@ db_option = click.option(
     help="DuckDB store to use (env COMMITSLEUTH_DB).",
 )
 
+fail_on_option = click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    default="low",
+    show_default=True,
+    help="Exit 1 when a finding of this severity or worse exists.",
+)
+
+
+def _exit_for(findings, fail_on: str) -> int:
+    """Like a linter: 1 when a finding at or above ``fail_on`` exists, else 0."""
+    from commitsleuth.forensics.detectors import severity_rank
+
+    worst = max((severity_rank(f.severity) for f in findings), default=-1)
+    return EXIT_FINDINGS if worst >= severity_rank(fail_on) else EXIT_OK
+
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
@@ -83,13 +100,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
 
 @cli.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--fail-on",
-    type=click.Choice(SEVERITIES),
-    default="low",
-    show_default=True,
-    help="Exit 1 when a finding of this severity or worse exists.",
-)
+@fail_on_option
 @click.option("--detector", "detectors", multiple=True, metavar="CODE", help="Run only these detectors.")
 @db_option
 def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
@@ -102,26 +113,18 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
       commitsleuth analyze --fail-on high --format json > findings.json
     """
     from commitsleuth.forensics.analyze import analyze as run_analyze
-    from commitsleuth.forensics.detectors import severity_rank
     from commitsleuth.render import findings_json, findings_text
 
     with Store(db) as store:
         findings = run_analyze(store, list(detectors) or None)
         click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))
-    worst = max((severity_rank(f.severity) for f in findings), default=-1)
-    return EXIT_FINDINGS if worst >= severity_rank(fail_on) else EXIT_OK
+    return _exit_for(findings, fail_on)
 
 
 @cli.command()
 @click.argument("path", metavar="PATH")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--fail-on",
-    type=click.Choice(SEVERITIES),
-    default="low",
-    show_default=True,
-    help="Exit 1 when a finding of this severity or worse exists.",
-)
+@fail_on_option
 @click.option("--db", "db", default=None, metavar="FILE",
               help="Add the listing to this store and analyze it with the logs there "
                    "(default: a throw-away in-memory store).")
@@ -139,7 +142,6 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
       commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
     """
     from commitsleuth.forensics.audit import audit as run_audit
-    from commitsleuth.forensics.detectors import severity_rank
     from commitsleuth.render import findings_json, findings_text
 
     with Store(db or ":memory:") as store:
@@ -149,8 +151,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
         else:
             click.echo(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}")
             click.echo(findings_text(store, findings))
-    worst = max((severity_rank(f.severity) for f in findings), default=-1)
-    return EXIT_FINDINGS if worst >= severity_rank(fail_on) else EXIT_OK
+    return _exit_for(findings, fail_on)
 
 
 @cli.command()
