@@ -1,0 +1,26 @@
+-- Writers (threads, queries, applications) of each partition with their time windows; a writer
+-- whose window overlaps another's on the same partition is racing, and its deletes are listed.
+WITH steps AS (
+    SELECT event_id, ts, kind, part_table, part_location, part_spec,
+           coalesce(part_location, part_table) AS pkey,
+           coalesce(thread, query_id, app_id) AS writer
+    FROM partition_events
+    WHERE kind IN ('dir_create', 'partition_add', 'partition_alter', 'partition_exists', 'load', 'delete')
+      AND ts IS NOT NULL AND part_spec IS NOT NULL
+      AND coalesce(thread, query_id, app_id) IS NOT NULL
+),
+windows AS (
+    SELECT pkey, any_value(part_table) AS part_table, part_spec, writer,
+           min(ts) AS first_step, max(ts) AS last_step, count(*) AS steps,
+           count(*) FILTER (WHERE kind = 'delete') AS deletes
+    FROM steps GROUP BY pkey, part_spec, writer
+)
+SELECT coalesce(a.part_table, a.pkey) AS "table", a.part_spec AS partition_spec, a.writer,
+       a.first_step, a.last_step, a.steps, a.deletes,
+       list(b.writer ORDER BY b.writer) FILTER (WHERE b.writer IS NOT NULL) AS racing_with
+FROM windows a
+LEFT JOIN windows b
+  ON b.pkey = a.pkey AND b.part_spec = a.part_spec AND b.writer <> a.writer
+ AND a.first_step <= b.last_step AND b.first_step <= a.last_step
+GROUP BY ALL
+ORDER BY count(b.writer) = 0, "table", partition_spec, a.first_step;
