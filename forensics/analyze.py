@@ -45,18 +45,24 @@ class Evidence:
         return f"{self.uri}:{self.line_no}" if self.line_no is not None else self.uri
 
 
+_SHARED_VIEWS = ("table_locations", "partition_values")
+
+
 def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     """Findings of all (or the named) detectors, most severe first; stored in ``findings``."""
     detectors = [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
     findings: list[Finding] = []
-    # Every detector joins through table_locations (an aggregate over all events): compute it
-    # once. A temp table of the same name shadows the view for this connection only.
-    store.con.execute("CREATE OR REPLACE TEMP TABLE table_locations AS SELECT * FROM main.table_locations")
+    # Every detector joins through table_locations and partition_values (aggregates over all
+    # events): compute them once. A temp table shadows the view of the same name for this
+    # connection only.
+    for view in _SHARED_VIEWS:
+        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
     try:
         for det in detectors:
             findings.extend(det.run(store.con))
     finally:
-        store.con.execute("DROP TABLE IF EXISTS temp.table_locations")
+        for view in _SHARED_VIEWS:
+            store.con.execute(f"DROP TABLE IF EXISTS temp.{view}")
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     _save(store, findings)
     return findings

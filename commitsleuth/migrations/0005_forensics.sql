@@ -22,9 +22,23 @@ WITH pairs AS (
 )
 SELECT table_name, mode(location) AS location FROM pairs GROUP BY table_name;
 
+-- The k=v spec of each (table, values) pair, so a metastore audit's values-only spec (t[v1,v2],
+-- stored as '[v1,v2]') meets the spec paths give. Its own view so analyze can compute it once.
+CREATE VIEW partition_values AS
+WITH specs AS (
+    SELECT DISTINCT coalesce(e.table_name, l.table_name) AS part_table, e.partition_spec
+    FROM events e
+    LEFT JOIN (SELECT location, min(table_name) AS table_name FROM table_locations GROUP BY location) l
+      ON e.table_name IS NULL AND l.location = e.location
+    WHERE e.partition_spec LIKE '%=%'
+)
+SELECT part_table, partition_spec,
+       '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
+                                             lambda x: split_part(x, '=', 2)), ',') || ']' AS vals
+FROM specs WHERE part_table IS NOT NULL;
+
 -- Every event with its partition key (part_table, part_location, part_spec), its actor and
--- whether its path lies in a temp or staging layer. A metastore audit spec that lists only
--- values (t[v1,v2], stored as '[v1,v2]') takes the k=v spec of the same table with those values.
+-- whether its path lies in a temp or staging layer.
 CREATE VIEW partition_events AS
 WITH loc_tables AS (
     SELECT location, min(table_name) AS table_name FROM table_locations GROUP BY location
@@ -36,23 +50,17 @@ keyed AS (
     FROM events e
     LEFT JOIN table_locations tl ON e.location IS NULL AND tl.table_name = e.table_name
     LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location
-),
-spec_values AS (
-    SELECT DISTINCT part_table, partition_spec,
-           '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
-                                                 lambda x: split_part(x, '=', 2)), ',') || ']' AS vals
-    FROM keyed WHERE partition_spec LIKE '%=%' AND part_table IS NOT NULL
 )
 SELECT k.*,
-       coalesce(sv.partition_spec, k.partition_spec) AS part_spec,
+       coalesce(pv.partition_spec, k.partition_spec) AS part_spec,
        coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor,
        regexp_matches(coalesce(CASE WHEN k.kind = 'load' THEN k.target_path
                                     ELSE coalesce(k.target_path, k.path) END, ''),
                       '/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)')
            AS is_temp
 FROM keyed k
-LEFT JOIN spec_values sv
-  ON k.partition_spec LIKE '[%' AND sv.part_table = k.part_table AND sv.vals = k.partition_spec;
+LEFT JOIN partition_values pv
+  ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec;
 
 -- The timeline of 0001, now with table names and paths met: `timeline db.t dt=…` finds the
 -- lines that only named a path, and a location finds the lines that only named the table.
