@@ -44,3 +44,16 @@ def test_seed002_timeline_meets_table_and_paths(tmp_path):
         assert {r.actor for r in rows} == {"Thread-529751", "Thread-529691"}
         by_loc = timeline(store, "hdfs://nn/user/hive/warehouse/dw.db/log_daily", "(dt='20170830')")
         assert [r.event_id for r in by_loc] == [r.event_id for r in rows]
+
+
+def test_seed002_timeline_from_the_cli(cli, tmp_path):
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        load_case(store, tmp_path / "logs", scenario("seed002_lost_partition"))
+    r = cli("timeline", "dw.log_daily", "dt=20170830", "--db", db)
+    assert r.exit_code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["time", "kind", "actor", "path", "evidence"]
+    assert lines[2].split()[:4] == ["2018-09-28", "14:02:11.101000", "dir_create", "Thread-529751"]
+    assert lines[7].split()[:4] == ["2018-09-28", "14:02:11.655000", "delete", "Thread-529751"]
+    assert lines[-1] == "(10 rows)"
