@@ -1,0 +1,61 @@
+"""Partition identity: every temp and staging layer peels to the output location and partition."""
+
+from __future__ import annotations
+
+import pytest
+
+from commitsleuth.forensics.paths import enrich, normalize_spec, resolve, table_from_location
+from commitsleuth.model import Event
+
+U = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+W = "hdfs://nn:8020/user/hive/warehouse/db.db/t"
+
+
+@pytest.mark.parametrize("path,location,spec,name,task,attempt,uuid,temp", [
+    # Hive task temp, job temp, dedup intermediate, published scratch
+    ("hdfs://nn/tmp/hive/q/_task_tmp.-ext-10000/dt=1/_tmp.000005_0", "hdfs://nn/tmp/hive/q/-ext-10000", "dt=1", "_tmp.000005_0", "000005", 0, None, True),
+    ("hdfs://nn/tmp/hive/q/_tmp.-ext-10000/dt=1/000005_1", "hdfs://nn/tmp/hive/q/-ext-10000", "dt=1", "000005_1", "000005", 1, None, True),
+    ("hdfs://nn/tmp/hive/q/_tmp.-ext-10000.intermediate/dt=1/000005_1", "hdfs://nn/tmp/hive/q/-ext-10000", "dt=1", "000005_1", "000005", 1, None, True),
+    ("hdfs://nn/tmp/hive/q/-ext-10000.moved/dt=1/000005_1", "hdfs://nn/tmp/hive/q/-ext-10000", "dt=1", "000005_1", "000005", 1, None, True),
+    # .hive-staging inside the table publishes into the table
+    (f"{W}/.hive-staging_hive_2015-03-02_11-03-55_093_1/-ext-10000/dt=1/000000_0", W, "dt=1", "000000_0", "000000", 0, None, True),
+    # UNION ALL subdirs, in a partition and in an unpartitioned table
+    (f"{W}/dt=1/HIVE_UNION_SUBDIR_2/000000_0", W, "dt=1", "000000_0", "000000", 0, None, False),
+    (f"{W}/HIVE_UNION_SUBDIR_1/000001_0_copy_1", W, None, "000001_0_copy_1", "000001", 0, None, False),
+    # FileOutputCommitter: task attempt dir, committed task dir (v1)
+    (f"{W}/_temporary/0/_temporary/attempt_202401101015_0003_m_000001_0/dt=1/part-00001-{U}.c000.snappy.parquet", W, "dt=1", f"part-00001-{U}.c000.snappy.parquet", "00001", None, U, True),
+    (f"{W}/_temporary/1/task_202401101015_0003_r_000002/dt=1/part-r-00002", W, "dt=1", "part-r-00002", "00002", None, None, True),
+    # Spark dynamic partition overwrite staging
+    (f"{W}/.spark-staging-{U}/dt=1/part-00003-{U}.c000", W, "dt=1", f"part-00003-{U}.c000", "00003", None, U, True),
+    # final files
+    (f"{W}/dt=1/h=2/part-00003-{U}-c000.snappy.parquet", W, "dt=1/h=2", f"part-00003-{U}-c000.snappy.parquet", "00003", None, U, False),
+    ("file:/data/t/dt=1/000005_0_copy_1", "file:/data/t", "dt=1", "000005_0_copy_1", "000005", 0, None, False),
+    ("s3a://bucket/t/dt=1", "s3a://bucket/t", "dt=1", None, None, None, None, False),
+])
+def test_resolve(path, location, spec, name, task, attempt, uuid, temp):
+    info = resolve(path)
+    assert (info.location, info.partition_spec, info.file_name, info.file_task, info.file_attempt,
+            info.write_uuid, info.temp) == (location, spec, name, task, attempt, uuid, temp)
+
+
+@pytest.mark.parametrize("spec,want", [
+    ("dt=1/h=2", "dt=1/h=2"), ("dt=1,h=2", "dt=1/h=2"), ("(dt='1', h='2')", "dt=1/h=2"),
+    ("{dt=1, h=2}", "dt=1/h=2"), ("[20170830]", "[20170830]"), ("[v1, 'v2']", "[v1,v2]"), (None, None),
+])
+def test_normalize_spec(spec, want):
+    assert normalize_spec(spec) == want
+
+
+def test_table_names_from_warehouse_paths():
+    assert table_from_location(W) == "db.t"
+    assert table_from_location("hdfs://nn/user/hive/warehouse/Sales") == "default.sales"
+    assert table_from_location("hdfs://nn/tmp/hive/q/-ext-10000") is None
+
+
+def test_enrich_a_load_names_its_destination_not_its_source():
+    ev = enrich(Event("load", table_name="db.t", partition_spec="(dt='1')", path="hdfs://nn/in/a.log"))
+    assert (ev.location, ev.partition_spec, ev.file_name) == (None, "dt=1", None)
+    ev = enrich(Event("load", partition_spec="{dt=1}", target_path=f"{W}/dt=1"))
+    assert (ev.location, ev.table_name, ev.partition_spec) == (W, "db.t", "dt=1")
+    ev = enrich(Event("task_commit", target_path="hdfs://nn/out"))
+    assert (ev.location, ev.file_name) == ("hdfs://nn/out", None)
