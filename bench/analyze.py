@@ -48,12 +48,15 @@ EXPECT = {
 
 def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> None:
     """Fill ``events`` and ``bench_planted`` in a few set-based statements."""
+    con.execute("SET preserve_insertion_order = false; SET memory_limit = '4GB'")
     per_part = max(n_events // n_parts, 9)
     tasks = (per_part - 5) // 4  # 5 partition-level events + 4 per task
+    # Ids are computed, not sorted: partition p owns ids p*S … p*S+S-1 (tasks first, then the
+    # partition's own events from F on); per-table events come after every partition's.
+    S, F = 4 * tasks + 32, 4 * tasks
     per_table = max(n_parts // TABLES, 1)
     s = SLOTS
     con.execute(f"""
-    CREATE OR REPLACE TEMP TABLE gen AS SELECT * FROM events WHERE false;
     CREATE OR REPLACE TEMP TABLE parts AS
     SELECT p, t,
            'hdfs://nn/warehouse/db' || (t % 10) || '.db/t' || t AS loc,
@@ -73,45 +76,45 @@ def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> Non
     file_path = (f"loc || '/' || spec || '/' || CASE WHEN spark THEN 'part-' || lpad(k::VARCHAR, 5, '0') || '-' || {u1} "
                  f"|| '.c000.snappy.parquet' ELSE lpad(k::VARCHAR, 6, '0') || '_0' END")
     con.execute(f"""
-    INSERT INTO gen BY NAME
+    INSERT INTO events BY NAME
     WITH tk AS (SELECT parts.*, k FROM parts, range({tasks}) r(k))
     -- per task: start, end (success, bytes written), commit (Hadoop attempt id), listed file
-    SELECT 'attempt_start' AS kind, base + to_seconds(k * 0.5) AS ts, app AS app_id, 0 AS stage_id,
+    SELECT p * {S} + 4 * k AS event_id, 'attempt_start' AS kind, base + to_seconds(k * 0.5) AS ts, app AS app_id, 0 AS stage_id,
            '0.' || k AS task_id, 'task ' || k || '.0 in stage 0.0 (TID ' || k || ')' AS attempt_id,
            0 AS attempt_no, false AS speculative, NULL AS status, NULL::BIGINT AS size,
            NULL AS location, NULL AS partition_spec, NULL AS table_name, NULL AS path, NULL AS target_path,
            NULL AS file_name, NULL AS file_task, NULL::INTEGER AS file_attempt, NULL AS write_uuid, NULL AS job_id,
            NULL AS thread, NULL AS detail FROM tk
     UNION ALL
-    SELECT 'attempt_end', base + to_seconds(20 + k * 0.2), app, 0, '0.' || k,
+    SELECT p * {S} + 4 * k + 1, 'attempt_end', base + to_seconds(20 + k * 0.2), app, 0, '0.' || k,
            'task ' || k || '.0 in stage 0.0 (TID ' || k || ')', 0, false, 'success', 1000 + k,
            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM tk
     UNION ALL
-    SELECT 'task_commit', base + to_seconds(21 + k * 0.2), app, NULL, NULL,
+    SELECT p * {S} + 4 * k + 2, 'task_commit', base + to_seconds(21 + k * 0.2), app, NULL, NULL,
            'attempt_' || p || '_0001_m_' || lpad(k::VARCHAR, 6, '0') || '_0', 0, NULL, NULL, NULL,
            loc, spec, tbl, NULL, loc || '/' || spec, NULL, NULL, NULL, NULL, {u1}, NULL, NULL FROM tk
     UNION ALL
-    SELECT 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1000 + k,
+    SELECT p * {S} + 4 * k + 3, 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1000 + k,
            loc, spec, tbl, {file_path}, NULL, regexp_extract({file_path}, '[^/]+$'),
            CASE WHEN spark THEN lpad(k::VARCHAR, 5, '0') ELSE lpad(k::VARCHAR, 6, '0') END,
            CASE WHEN spark THEN NULL ELSE 0 END, CASE WHEN spark THEN {u1} END, NULL, NULL, NULL FROM tk
     """)
     con.execute(f"""
-    INSERT INTO gen BY NAME
+    INSERT INTO events BY NAME
     -- per partition: directory, metastore add, load, write-job commit (abort when planted), job start
-    SELECT 'dir_create' AS kind, base AS ts, NULL AS app_id, NULL AS job_id, thread, loc AS location,
+    SELECT p * {S} + {F} AS event_id, 'dir_create' AS kind, base AS ts, NULL AS app_id, NULL AS job_id, thread, loc AS location,
            spec AS partition_spec, tbl AS table_name, loc || '/' || spec AS path, NULL AS target_path,
            NULL AS status, NULL AS query_id FROM parts
-    UNION ALL SELECT 'partition_add', base + to_seconds(0.5), NULL, NULL, thread, NULL, spec, tbl, NULL, NULL, 'ok', NULL FROM parts
-    UNION ALL SELECT 'load', base + to_seconds(25), NULL, NULL, thread, loc, spec, tbl, NULL, loc || '/' || spec, NULL, NULL FROM parts
-    UNION ALL SELECT CASE WHEN anomaly = 'partial' THEN 'job_abort' ELSE 'job_commit' END, base + to_seconds(29),
+    UNION ALL SELECT p * {S} + {F} + 1, 'partition_add', base + to_seconds(0.5), NULL, NULL, thread, NULL, spec, tbl, NULL, NULL, 'ok', NULL FROM parts
+    UNION ALL SELECT p * {S} + {F} + 2, 'load', base + to_seconds(25), NULL, NULL, thread, loc, spec, tbl, NULL, loc || '/' || spec, NULL, NULL FROM parts
+    UNION ALL SELECT p * {S} + {F} + 3, CASE WHEN anomaly = 'partial' THEN 'job_abort' ELSE 'job_commit' END, base + to_seconds(29),
            app, {u1}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM parts
-    UNION ALL SELECT 'job_start', base, app, '0', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM parts
+    UNION ALL SELECT p * {S} + {F} + 4, 'job_start', base, app, '0', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM parts
     """)
     con.execute(f"""
-    INSERT INTO gen BY NAME
+    INSERT INTO events BY NAME
     -- healthy speculation: every 10th partition's task 0 ran a copy, killed when the original won
-    SELECT 'attempt_end' AS kind, base + to_seconds(21) AS ts, app AS app_id, '0.0' AS task_id,
+    SELECT p * {S} + {F} + 5 AS event_id, 'attempt_end' AS kind, base + to_seconds(21) AS ts, app AS app_id, '0.0' AS task_id,
            'task 0.1 in stage 0.0 (TID 99999)' AS attempt_id, true AS speculative, 'killed' AS status,
            800 AS size, '{{"kill_reason": "another attempt succeeded"}}' AS detail,
            NULL AS location, NULL AS partition_spec, NULL AS table_name, NULL AS path, NULL AS target_path,
@@ -120,69 +123,70 @@ def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> Non
     FROM parts WHERE p % 10 = 0
     UNION ALL
     -- each table's _SUCCESS marker, written after its last job
-    SELECT 'file', TIMESTAMP '2100-01-01', NULL, NULL, NULL, NULL, NULL, 0, NULL,
+    SELECT {n_parts} * {S} + 2 * min(t), 'file', TIMESTAMP '2100-01-01', NULL, NULL, NULL, NULL, NULL, 0, NULL,
            loc, NULL, any_value(tbl), loc || '/_SUCCESS', NULL, '_SUCCESS', NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM parts GROUP BY loc
     UNION ALL
     -- planted: a second successful attempt of task 0 that wrote output
-    SELECT 'attempt_end', base + to_seconds(22), app, '0.0', 'task 0.2 in stage 0.0 (TID 100000)', true, 'success',
+    SELECT p * {S} + {F} + 6, 'attempt_end', base + to_seconds(22), app, '0.0', 'task 0.2 in stage 0.0 (TID 100000)', true, 'success',
            5000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM parts WHERE anomaly = 'spark_double'
     UNION ALL
     -- planted: Hive attempt file 000000_1 next to 000000_0
-    SELECT 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, 1000, NULL, loc, spec, tbl,
+    SELECT p * {S} + {F} + 7, 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, 1000, NULL, loc, spec, tbl,
            loc || '/' || spec || '/000000_1', NULL, '000000_1', '000000', 1, NULL, NULL, NULL, NULL, NULL
     FROM parts WHERE anomaly = 'hive_double'
     UNION ALL
     -- planted: a task commit of the write job after the job committed
-    SELECT 'task_commit', base + to_seconds(40), app, NULL, 'attempt_' || p || '_0001_m_000099_0', NULL, NULL,
+    SELECT p * {S} + {F} + 8, 'task_commit', base + to_seconds(40), app, NULL, 'attempt_' || p || '_0001_m_000099_0', NULL, NULL,
            NULL, NULL, loc, spec, tbl, NULL, loc || '/' || spec, NULL, NULL, NULL, NULL, {u1}, NULL, NULL, NULL
     FROM parts WHERE anomaly = 'late'
     UNION ALL
     -- planted: a second thread adds and loads the same partition while the first is at it
-    SELECT unnest(['dir_create', 'partition_exists', 'load']), base + to_seconds(unnest([1, 2, 3])), NULL, NULL,
+    SELECT p * {S} + {F} + 8 + unnest([1, 2, 3]), unnest(['dir_create', 'partition_exists', 'load']), base + to_seconds(unnest([1, 2, 3])), NULL, NULL,
            NULL, NULL, NULL, NULL, NULL, loc, spec, tbl, CASE WHEN unnest([1, 2, 3]) = 1 THEN loc || '/' || spec END,
            CASE WHEN unnest([1, 2, 3]) = 3 THEN loc || '/' || spec END, NULL, NULL, NULL, NULL, NULL,
            'Thread-x' || p, NULL, NULL
     FROM parts WHERE anomaly = 'race'
     UNION ALL
     -- planted: a second thread creates the directory, then trashes it after the first one loaded
-    SELECT unnest(['dir_create', 'delete']), base + to_seconds(unnest([1, 26])), NULL, NULL, NULL, NULL, NULL,
+    SELECT p * {S} + {F} + 12 + unnest([0, 1]), unnest(['dir_create', 'delete']), base + to_seconds(unnest([1, 26])), NULL, NULL, NULL, NULL, NULL,
            NULL, NULL, loc, spec, tbl, loc || '/' || spec, NULL, NULL, NULL, NULL, NULL, NULL, 'Thread-x' || p, NULL, NULL
     FROM parts WHERE anomaly = 'race_loss'
     UNION ALL
     -- planted: the same source file loaded twice into the partition by two queries
-    SELECT 'load', base + to_seconds(unnest([5, 6])), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
+    SELECT p * {S} + {F} + 14 + unnest([0, 1]), 'load', base + to_seconds(unnest([5, 6])), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
            'hdfs://nn/incoming/' || p || '/data.log', NULL, NULL, NULL, NULL, NULL, NULL, thread,
            'hive_q' || p || '_' || unnest([1, 2]), NULL
     FROM parts WHERE anomaly = 'same_name'
     UNION ALL
     -- planted: the partition's own thread deletes its directory after everything was written
-    SELECT 'delete', base + to_seconds(40), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
+    SELECT p * {S} + {F} + 16, 'delete', base + to_seconds(40), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
            loc || '/' || spec, NULL, NULL, NULL, NULL, NULL, NULL, thread, NULL, NULL
     FROM parts WHERE anomaly = 'mismatch'
     UNION ALL
     -- planted: a part file of a second write job
-    SELECT 'file', base + to_seconds(31), NULL, NULL, NULL, NULL, NULL, 1000, NULL, loc, spec, tbl,
+    SELECT p * {S} + {F} + 17, 'file', base + to_seconds(31), NULL, NULL, NULL, NULL, NULL, 1000, NULL, loc, spec, tbl,
            loc || '/' || spec || '/part-00000-' || {u2} || '.c000.snappy.parquet', NULL,
            'part-00000-' || {u2} || '.c000.snappy.parquet', '00000', NULL, {u2}, NULL, NULL, NULL, NULL
     FROM parts WHERE anomaly = 'writers'
     UNION ALL
     -- planted: an empty partition directory in the listing
-    SELECT 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, NULL, '{{"dir": true}}', loc,
+    SELECT p * {S} + {F} + 18, 'file', base + to_seconds(30), NULL, NULL, NULL, NULL, NULL, NULL, '{{"dir": true}}', loc,
            'dt=empty-' || p, tbl, loc || '/dt=empty-' || p, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
     FROM parts WHERE anomaly = 'empty'
     UNION ALL
     -- planted: a leftover _temporary tree in every tenth table
-    SELECT 'file', TIMESTAMP '2024-01-01', NULL, NULL, NULL, NULL, NULL, 10, NULL, loc, 'dt=2020-01-01', any_value(tbl),
+    SELECT {n_parts} * {S} + 2 * min(t) + 1, 'file', TIMESTAMP '2024-01-01', NULL, NULL, NULL, NULL, NULL, 10, NULL, loc, 'dt=2020-01-01', any_value(tbl),
            loc || '/_temporary/0/_temporary/attempt_1/dt=2020-01-01/part-00000', NULL, 'part-00000', '00000',
            NULL, NULL, NULL, NULL, NULL, NULL
     FROM parts WHERE t % 10 = 3 GROUP BY loc
     """)
     # planted: Hive dedup kept the killed attempt's (larger) file, removed the successful one's
     con.execute(f"""
-    INSERT INTO gen BY NAME
-    SELECT unnest(['rename', 'rename', 'attempt_state', 'attempt_state', 'dedup_remove']) AS kind,
+    INSERT INTO events BY NAME
+    SELECT p * {S} + {F} + 19 + unnest([0, 1, 2, 3, 4]) AS event_id,
+           unnest(['rename', 'rename', 'attempt_state', 'attempt_state', 'dedup_remove']) AS kind,
            base + to_seconds(unnest([10, 11, 12, 13, 28])) AS ts,
            unnest(['attempt_' || p || '_0001_m_000050_0', 'attempt_' || p || '_0001_m_000050_1',
                    'attempt_' || p || '_0001_m_000050_0', 'attempt_' || p || '_0001_m_000050_1', NULL]) AS attempt_id,
@@ -207,11 +211,7 @@ def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> Non
     UNION ALL SELECT DISTINCT 'temp', loc, NULL FROM parts WHERE t % 10 = 3
     """)
     # ids in one pass, in time order, as ingest would have assigned them in write order
-    con.execute("""
-    INSERT INTO events BY NAME
-    SELECT * REPLACE (row_number() OVER (ORDER BY ts, kind) AS event_id) FROM gen
-    """)
-    con.execute("DROP TABLE gen; DROP TABLE parts")
+    con.execute("DROP TABLE parts; RESET memory_limit; RESET preserve_insertion_order")
 
 
 def compare(planted: list[tuple], findings: list[list]) -> tuple[set, set]:
