@@ -50,7 +50,7 @@ def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> Non
     """Fill ``events`` and ``bench_planted`` in a few set-based statements."""
     con.execute("SET preserve_insertion_order = false; SET memory_limit = '4GB'")
     per_part = max(n_events // n_parts, 9)
-    tasks = (per_part - 5) // 4  # 5 partition-level events + 4 per task
+    tasks = -(-(per_part - 5) // 4)  # 5 partition-level events + 4 per task, rounded up
     # Ids are computed, not sorted: partition p owns ids p*S … p*S+S-1 (tasks first, then the
     # partition's own events from F on); per-table events come after every partition's.
     S, F = 4 * tasks + 32, 4 * tasks
@@ -228,15 +228,16 @@ def compare(planted: list[tuple], findings: list[list]) -> tuple[set, set]:
 CHILD = r"""
 import json, sys, time
 from commitsleuth.store import Store
-from commitsleuth.forensics.analyze import analyze
+from commitsleuth.forensics.analyze import analyze, prepared
 from commitsleuth.forensics.detectors import DETECTORS
 with Store(sys.argv[1]) as store:
     t0 = time.perf_counter()
     findings = analyze(store)
     total = time.perf_counter() - t0
     per = {}
-    for d in DETECTORS:  # each detector alone, for the table (after the full run above)
-        t = time.perf_counter(); analyze(store, [d.code]); per[d.code] = round(time.perf_counter() - t, 2)
+    with prepared(store):  # each detector alone, for the table (after the full run above)
+        for d in DETECTORS:
+            t = time.perf_counter(); d().run(store.con); per[d.code] = round(time.perf_counter() - t, 2)
     json.dump({"seconds": total, "per_detector": per,
                "findings": [[f.code, f.severity, f.location or (f.detail or {}).get("app_id"), f.partition_spec]
                             for f in findings]},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -48,21 +49,26 @@ class Evidence:
 _SHARED_VIEWS = ("table_locations", "partition_values")
 
 
+@contextmanager
+def prepared(store: Store):
+    """Detectors join through table_locations and partition_values (aggregates over all events):
+    compute them once. A temp table shadows the view of the same name for this connection only."""
+    for view in _SHARED_VIEWS:
+        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+    try:
+        yield
+    finally:
+        for view in _SHARED_VIEWS:
+            store.con.execute(f"DROP TABLE IF EXISTS temp.{view}")
+
+
 def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     """Findings of all (or the named) detectors, most severe first; stored in ``findings``."""
     detectors = [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
     findings: list[Finding] = []
-    # Every detector joins through table_locations and partition_values (aggregates over all
-    # events): compute them once. A temp table shadows the view of the same name for this
-    # connection only.
-    for view in _SHARED_VIEWS:
-        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
-    try:
+    with prepared(store):
         for det in detectors:
             findings.extend(det.run(store.con))
-    finally:
-        for view in _SHARED_VIEWS:
-            store.con.execute(f"DROP TABLE IF EXISTS temp.{view}")
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     _save(store, findings)
     return findings

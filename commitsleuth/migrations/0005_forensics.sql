@@ -46,17 +46,22 @@ WITH loc_tables AS (
 keyed AS (
     SELECT e.*,
            coalesce(e.table_name, lt.table_name) AS part_table,
-           coalesce(e.location, tl.location) AS part_location
+           coalesce(e.location, tl.location) AS part_location,
+           coalesce(CASE WHEN e.kind = 'load' THEN e.target_path ELSE coalesce(e.target_path, e.path) END, '')
+               AS temp_probe
     FROM events e
     LEFT JOIN table_locations tl ON e.location IS NULL AND tl.table_name = e.table_name
     LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location
 )
-SELECT k.*,
+SELECT k.* EXCLUDE (temp_probe),
        coalesce(pv.partition_spec, k.partition_spec) AS part_spec,
        coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor,
-       regexp_matches(coalesce(CASE WHEN k.kind = 'load' THEN k.target_path
-                                    ELSE coalesce(k.target_path, k.path) END, ''),
-                      '/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)')
+       -- every temp layer name holds '/_', '/.' or '-ext-': the cheap test spares the regexp
+       CASE WHEN NOT (contains(k.temp_probe, '/_') OR contains(k.temp_probe, '/.') OR contains(k.temp_probe, '-ext-'))
+            THEN false
+            ELSE regexp_matches(k.temp_probe,
+                 '/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)')
+       END
            AS is_temp
 FROM keyed k
 LEFT JOIN partition_values pv

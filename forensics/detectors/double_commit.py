@@ -29,22 +29,32 @@ surviving AS (
      AND r.partition_spec IS NOT DISTINCT FROM n.partition_spec
      AND r.file_name = n.file_name
 ),
+-- Cheap aggregates find the few suspect groups among millions; lists are built for those only.
+file_suspects AS (
+    SELECT location, partition_spec, file_task FROM surviving
+    GROUP BY ALL
+    HAVING min(coalesce(file_attempt, -1)) <> max(coalesce(file_attempt, -1))
+        OR min(attempt_id) <> max(attempt_id)
+),
 by_file AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
            NULL::VARCHAR AS app_id,
            list(DISTINCT actor ORDER BY actor) AS actors, list(event_id ORDER BY event_id) AS evidence,
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how
-    FROM surviving
+    FROM surviving SEMI JOIN file_suspects USING (location, partition_spec, file_task)
     GROUP BY location, partition_spec, file_task
-    HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT attempt_id) > 1
 ),
 commits AS (
     SELECT event_id, ts, app_id, location, partition_spec, table_name, attempt_id,
-           coalesce(task_id, regexp_replace(attempt_id, '^attempt_(.*)_[0-9]+$', 'task_\\1')) AS task
+           CASE WHEN task_id IS NOT NULL THEN task_id
+                ELSE regexp_replace(attempt_id, '^attempt_(.*)_[0-9]+$', 'task_\\1') END AS task
     FROM events
     WHERE attempt_id IS NOT NULL
       AND (kind = 'task_commit' OR (kind = 'attempt_end' AND status = 'success' AND size > 0))
+),
+commit_suspects AS (
+    SELECT app_id, task FROM commits GROUP BY ALL HAVING min(attempt_id) <> max(attempt_id)
 ),
 by_commit AS (
     SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
@@ -52,9 +62,9 @@ by_commit AS (
            list(DISTINCT attempt_id ORDER BY attempt_id) AS actors,
            list(event_id ORDER BY event_id) AS evidence, min(ts) AS t0, max(ts) AS t1,
            NULL::VARCHAR[] AS files, 'commits' AS how
-    FROM commits
+    FROM commits SEMI JOIN commit_suspects s
+      ON s.app_id IS NOT DISTINCT FROM commits.app_id AND s.task = commits.task
     GROUP BY app_id, task
-    HAVING count(DISTINCT attempt_id) > 1
 )
 SELECT * FROM by_file
 UNION ALL

@@ -27,13 +27,16 @@ writers AS (
            min(event_id) AS event_id, min(ts) AS t0, max(ts) AS t1, count(*) AS files
     FROM files ANTI JOIN removed USING (p)
     GROUP BY ALL
+),
+suspects AS (
+    SELECT location, partition_spec FROM writers GROUP BY ALL HAVING count(*) > 1
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name,
        list(writer ORDER BY writer) AS actors, list(event_id ORDER BY event_id) AS evidence,
        list(files ORDER BY writer) AS counts, min(t0) AS t0, max(t1) AS t1
-FROM writers
+FROM writers SEMI JOIN suspects s
+  ON s.location = writers.location AND s.partition_spec IS NOT DISTINCT FROM writers.partition_spec
 GROUP BY location, partition_spec
-HAVING count(*) > 1
 ORDER BY location, partition_spec
 """
 

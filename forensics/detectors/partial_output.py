@@ -21,7 +21,9 @@ committed AS (
 outputs AS (
     SELECT event_id, ts, kind, location, partition_spec, table_name, file_name, attempt_id, write_uuid,
            coalesce(coalesce(target_path, path), '') AS p,
-           coalesce(write_uuid, job_id, 'job_' || regexp_extract(attempt_id, '^attempt_([0-9]+_[0-9]+)_', 1)) AS job_key
+           CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id
+                WHEN attempt_id IS NOT NULL
+                THEN 'job_' || regexp_extract(attempt_id, '^attempt_([0-9]+_[0-9]+)_', 1) END AS job_key
     FROM partition_events
     WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL AND NOT is_temp
       AND coalesce(detail->>'dir', 'false') <> 'true'
