@@ -231,6 +231,7 @@ from commitsleuth.store import Store
 from commitsleuth.forensics.analyze import analyze, prepared
 from commitsleuth.forensics.detectors import DETECTORS
 with Store(sys.argv[1]) as store:
+    store.con.execute("SET enable_progress_bar = false")
     t0 = time.perf_counter()
     findings = analyze(store)
     total = time.perf_counter() - t0
@@ -247,6 +248,7 @@ with Store(sys.argv[1]) as store:
 BASELINE = r"""
 import sys, time, duckdb
 con = duckdb.connect(sys.argv[1], read_only=True)
+con.execute("SET enable_progress_bar = false")
 t = time.perf_counter()
 con.execute("SELECT kind, location, partition_spec, count(*), min(ts), max(ts) FROM events GROUP BY ALL").fetchall()
 print(time.perf_counter() - t)
@@ -270,26 +272,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--db", default=None, help="store to (re)generate (default: a temp file)")
+    ap.add_argument("--reuse", action="store_true", help="analyze the --db store as it is (no regeneration)")
     ap.add_argument("--max-seconds", type=float, default=30.0)
     ap.add_argument("--max-mib", type=float, default=4096.0)
     args = ap.parse_args(argv)
 
     db = Path(args.db or Path(tempfile.mkdtemp(prefix="cs-bench-")) / "bench.duckdb")
-    for leftover in (db, Path(f"{db}.wal")):
-        leftover.unlink(missing_ok=True)
+    reuse = args.reuse and args.db and db.exists()
+    if not reuse:
+        for leftover in (db, Path(f"{db}.wal")):
+            leftover.unlink(missing_ok=True)
     t = time.perf_counter()
     with Store(db) as store:
-        generate(store.con, args.events, args.partitions)
+        if not reuse:
+            generate(store.con, args.events, args.partitions)
         n = store.count("events")
         planted = store.con.execute("SELECT anomaly, location, partition_spec FROM bench_planted").fetchall()
-    print(f"generated {n:,} events over {args.partitions:,} partitions, {len(planted)} planted anomalies "
+    print(f"{'reused' if reuse else 'generated'} {n:,} events over {args.partitions:,} partitions, {len(planted)} planted anomalies "
           f"in {time.perf_counter() - t:.1f} s -> {db}")
 
     out = db.with_suffix(".findings.json")
     _, wall, rss = timed(CHILD, str(db), str(out))
     result = json.loads(out.read_text())
     base_out, base_wall, _ = timed(BASELINE, str(db))
-    scan = float(base_out.strip())
+    scan = float(base_out.strip().splitlines()[-1])
 
     missing, extra = compare(planted, result["findings"])
 

@@ -97,6 +97,17 @@ class SqlDetector(Detector):
         return None
 
 
+# A writer's temp or staging layer in a path: _temporary, .spark-staging-<uuid>, .hive-staging_*,
+# _task_tmp.*, _tmp.*, Hive's -ext-N scratch dirs. One pattern for every detector (the
+# partition_events view's is_temp column uses the same, behind a cheap substring test).
+TEMP_LAYER = r"/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)"
+
+
+def in_temp_layer(column: str) -> str:
+    """SQL that is true when the path in ``column`` lies in a temp or staging layer."""
+    return f"regexp_matches(coalesce({column}, ''), '{TEMP_LAYER}')"
+
+
 def where(row: dict) -> str:
     """How a summary names the partition: ``dt=1`` or ``the unpartitioned table``."""
     return row.get("partition_spec") or "the unpartitioned table"

@@ -29,12 +29,11 @@ surviving AS (
      AND r.partition_spec IS NOT DISTINCT FROM n.partition_spec
      AND r.file_name = n.file_name
 ),
--- Cheap aggregates find the few suspect groups among millions; lists are built for those only.
+-- Any duplicate involves an attempt other than the first (suffix _1, attempt 1, a stage retry):
+-- those few groups are the suspects among millions, and lists are built for them only.
 file_suspects AS (
-    SELECT location, partition_spec, file_task FROM surviving
-    GROUP BY ALL
-    HAVING min(coalesce(file_attempt, -1)) <> max(coalesce(file_attempt, -1))
-        OR min(attempt_id) <> max(attempt_id)
+    SELECT DISTINCT location, partition_spec, file_task FROM surviving
+    WHERE file_attempt IS DISTINCT FROM 0 OR attempt_id NOT LIKE '%\\_0' ESCAPE '\\'
 ),
 by_file AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
@@ -42,29 +41,47 @@ by_file AS (
            list(DISTINCT actor ORDER BY actor) AS actors, list(event_id ORDER BY event_id) AS evidence,
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how
-    FROM surviving SEMI JOIN file_suspects USING (location, partition_spec, file_task)
+    FROM surviving SEMI JOIN file_suspects f
+      ON f.location = surviving.location AND f.partition_spec IS NOT DISTINCT FROM surviving.partition_spec
+     AND f.file_task = surviving.file_task
     GROUP BY location, partition_spec, file_task
+    HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT attempt_id) > 1
 ),
-commits AS (
-    SELECT event_id, ts, app_id, location, partition_spec, table_name, attempt_id,
-           CASE WHEN task_id IS NOT NULL THEN task_id
-                ELSE regexp_replace(attempt_id, '^attempt_(.*)_[0-9]+$', 'task_\\1') END AS task
+commit_rows AS (  -- narrow on purpose: millions of rows, only what finds the suspects
+    SELECT event_id, app_id, task_id, attempt_id, attempt_no, stage_attempt
     FROM events
     WHERE attempt_id IS NOT NULL
       AND (kind = 'task_commit' OR (kind = 'attempt_end' AND status = 'success' AND size > 0))
 ),
-commit_suspects AS (
-    SELECT app_id, task FROM commits GROUP BY ALL HAVING min(attempt_id) <> max(attempt_id)
+later AS (  -- attempts other than a task's first (attempt 1, suffix _1, a stage retry)
+    SELECT event_id, app_id, task_id,
+           -- attempt_<job>_m_000005_1 -> task_<job>_m_000005 (string slicing, no regexp)
+           coalesce(task_id, 'task' || attempt_id[8:length(attempt_id) - position('_' IN reverse(attempt_id))]) AS task
+    FROM commit_rows
+    WHERE NOT (coalesce(stage_attempt, 0) = 0
+               AND CASE WHEN attempt_no IS NOT NULL THEN attempt_no = 0
+                        ELSE attempt_id LIKE '%\\_0' ESCAPE '\\' END)
+),
+suspects AS (SELECT DISTINCT app_id, task_id, task FROM later),
+members AS (
+    SELECT event_id, task FROM later
+    UNION
+    SELECT c.event_id, s.task FROM commit_rows c JOIN suspects s
+      ON c.task_id = s.task_id AND c.app_id IS NOT DISTINCT FROM s.app_id
+    UNION
+    SELECT c.event_id, s.task FROM commit_rows c JOIN suspects s
+      ON s.task_id IS NULL AND c.attempt_id = 'attempt' || s.task[5:] || '_0'
+     AND c.app_id IS NOT DISTINCT FROM s.app_id
 ),
 by_commit AS (
-    SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
-           any_value(table_name) AS table_name, task, app_id,
-           list(DISTINCT attempt_id ORDER BY attempt_id) AS actors,
-           list(event_id ORDER BY event_id) AS evidence, min(ts) AS t0, max(ts) AS t1,
+    SELECT any_value(e.location) AS location, any_value(e.partition_spec) AS partition_spec,
+           any_value(e.table_name) AS table_name, m.task, e.app_id,
+           list(DISTINCT e.attempt_id ORDER BY e.attempt_id) AS actors,
+           list(e.event_id ORDER BY e.event_id) AS evidence, min(e.ts) AS t0, max(e.ts) AS t1,
            NULL::VARCHAR[] AS files, 'commits' AS how
-    FROM commits SEMI JOIN commit_suspects s
-      ON s.app_id IS NOT DISTINCT FROM commits.app_id AND s.task = commits.task
-    GROUP BY app_id, task
+    FROM members m JOIN events e ON e.event_id = m.event_id
+    GROUP BY e.app_id, m.task
+    HAVING count(DISTINCT e.attempt_id) > 1
 )
 SELECT * FROM by_file
 UNION ALL

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector
+from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer
 
 # A listing shows a partition directory with no data file in it: only markers (_SUCCESS),
 # hidden files, temp layers, or nothing.
@@ -14,16 +14,18 @@ WITH dirs AS (
     WHERE kind = 'file' AND detail->>'dir' = 'true' AND partition_spec IS NOT NULL AND NOT is_temp
     GROUP BY ALL
 ),
-data AS (
-    SELECT DISTINCT location, partition_spec FROM partition_events
-    WHERE kind = 'file' AND coalesce(detail->>'dir', 'false') <> 'true' AND NOT is_temp
-      AND partition_spec IS NOT NULL AND NOT regexp_matches(file_name, '^[._]')
+data AS (  -- data files of those partitions only; temp layers judged on that small set
+    SELECT DISTINCT e.location, e.partition_spec
+    FROM events e SEMI JOIN dirs d ON d.location = e.location AND d.partition_spec = e.partition_spec
+    WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'
+      AND NOT regexp_matches(e.file_name, '^[._]')
+      AND NOT {temp_e_path}
 )
 SELECT d.location, d.partition_spec, d.table_name, [d.partition_spec] AS actors,
        [d.event_id] AS evidence, d.ts AS t0, d.ts AS t1
 FROM dirs d ANTI JOIN data USING (location, partition_spec)
 ORDER BY location, partition_spec
-"""
+""".format(temp_e_path=in_temp_layer("e.path"))
 
 
 class EmptyPartition(SqlDetector):

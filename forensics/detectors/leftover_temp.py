@@ -9,8 +9,9 @@ from commitsleuth.forensics.detectors.base import SqlDetector
 _SQL = """
 WITH temp AS (
     SELECT event_id, ts, location, table_name, path,
-           regexp_extract(path, '^(.*?/(_temporary|\\.spark-staging-[^/]*|\\.hive-staging[^/]*|_task_tmp\\.[^/]*|_tmp\\.[^/]*))(/|$)', 1)
-               AS temp_dir
+           CASE WHEN is_temp THEN
+               regexp_extract(path, '^(.*?/(_temporary|\\.spark-staging-[^/]*|\\.hive-staging[^/]*|_task_tmp\\.[^/]*|_tmp\\.[^/]*))(/|$)', 1)
+           END AS temp_dir
     FROM partition_events
     WHERE kind = 'file' AND is_temp AND location IS NOT NULL
 )

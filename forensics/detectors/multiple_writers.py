@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector, where
+from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # Spark names every file of one write job part-NNNNN-<jobUUID>-cNNN; Hive names a second INSERT
 # INTO's files NNNNNN_N_copy_M. Published files of two UUIDs, or copies, in one partition are
 # two writers' output side by side.
 _SQL = """
-WITH files AS (
-    SELECT event_id, ts, location, partition_spec, table_name, file_name,
+WITH raw_files AS NOT MATERIALIZED (
+    SELECT event_id, ts, location, partition_spec, table_name, file_name, write_uuid, file_attempt,
+           coalesce(target_path, path) AS p
+    FROM events
+    WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL
+      AND file_task IS NOT NULL AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)
+      AND coalesce(detail->>'dir', 'false') <> 'true'
+),
+-- Integer aggregates over hashed keys find the partitions with two writers (temp copies may add
+-- a suspect; they are judged below); the detail is built for those only.
+suspects AS (
+    SELECT hash(location, partition_spec) AS h FROM raw_files
+    GROUP BY h
+    HAVING min(hash(coalesce(write_uuid, 'hive'))) <> max(hash(coalesce(write_uuid, 'hive')))
+        OR bool_or(write_uuid IS NULL AND contains(file_name, '_copy_'))
+),
+files AS (
+    SELECT f.*,
            coalesce(write_uuid, CASE WHEN regexp_matches(file_name, '_copy_[0-9]+')
                                      THEN 'hive _copy_' || regexp_extract(file_name, '_copy_([0-9]+)', 1)
-                                     ELSE 'hive files' END) AS writer,
-           coalesce(target_path, path) AS p
-    FROM partition_events
-    WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL AND NOT is_temp
-      AND file_task IS NOT NULL AND coalesce(detail->>'dir', 'false') <> 'true'
-      AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)
+                                     ELSE 'hive files' END) AS writer
+    FROM raw_files f
+    WHERE hash(location, partition_spec) IN (SELECT h FROM suspects)
+      AND NOT {temp_p}
 ),
 removed AS (
     SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')
@@ -27,18 +41,15 @@ writers AS (
            min(event_id) AS event_id, min(ts) AS t0, max(ts) AS t1, count(*) AS files
     FROM files ANTI JOIN removed USING (p)
     GROUP BY ALL
-),
-suspects AS (
-    SELECT location, partition_spec FROM writers GROUP BY ALL HAVING count(*) > 1
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name,
        list(writer ORDER BY writer) AS actors, list(event_id ORDER BY event_id) AS evidence,
        list(files ORDER BY writer) AS counts, min(t0) AS t0, max(t1) AS t1
-FROM writers SEMI JOIN suspects s
-  ON s.location = writers.location AND s.partition_spec IS NOT DISTINCT FROM writers.partition_spec
+FROM writers
 GROUP BY location, partition_spec
+HAVING count(*) > 1
 ORDER BY location, partition_spec
-"""
+""".format(temp_p=in_temp_layer("p"))
 
 
 class MultipleWriters(SqlDetector):

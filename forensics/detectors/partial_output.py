@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector, where
+from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # A failed or aborted job whose committed output is visible: files of its write-job UUID (Spark)
 # or task commits of its attempts (MapReduce) outside any temp layer, not removed afterwards.
@@ -18,43 +18,51 @@ WITH failed AS (
 committed AS (
     SELECT DISTINCT job_id FROM events WHERE kind = 'job_commit' AND job_id IS NOT NULL
 ),
-outputs AS (
-    SELECT event_id, ts, kind, location, partition_spec, table_name, file_name, attempt_id, write_uuid,
-           coalesce(coalesce(target_path, path), '') AS p,
-           CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id
-                WHEN attempt_id IS NOT NULL
-                THEN 'job_' || regexp_extract(attempt_id, '^attempt_([0-9]+_[0-9]+)_', 1) END AS job_key
-    FROM partition_events
-    WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL AND NOT is_temp
-      AND coalesce(detail->>'dir', 'false') <> 'true'
-),
 removed AS (
     SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')
 ),
-visible AS (
-    SELECT o.* FROM outputs o ANTI JOIN removed r ON r.p = o.p
-),
 -- Spark writes <output>/_SUCCESS when a write job commits: a listing where a write job's part
--- files are newer than every _SUCCESS marker shows a job that never committed.
+-- files are newer than every _SUCCESS marker shows a job that never committed. Narrow scans
+-- first; only the few jobs found are looked at closely.
 markers AS (
     SELECT location, max(ts) AS ts FROM events
     WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL
     GROUP BY location
 ),
 unmarked AS (
-    SELECT v.location, v.write_uuid AS job_id, NULL::BIGINT AS event_id, max(v.ts) AS ts
-    FROM visible v LEFT JOIN markers m ON m.location = v.location
-    WHERE v.kind = 'file' AND v.write_uuid IS NOT NULL
-    GROUP BY v.location, v.write_uuid
-    HAVING max(v.ts) > coalesce(any_value(m.ts), '-infinity'::TIMESTAMP)
+    SELECT f.location, f.write_uuid AS job_id
+    FROM (SELECT location, write_uuid, max(ts) AS ts FROM events
+          WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL) f
+    LEFT JOIN markers m ON m.location = f.location
+    WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)
+      AND f.write_uuid NOT IN (SELECT job_id FROM committed)
+      AND f.write_uuid NOT IN (SELECT job_id FROM failed)
+),
+jobs AS (
+    SELECT job_id, event_id AS ref, ts AS ref_ts, NULL AS location, 'failed' AS why FROM failed
+    UNION ALL
+    SELECT job_id, NULL, NULL, location, 'unmarked' FROM unmarked
+),
+outputs AS (
+    SELECT event_id, ts, location, partition_spec, table_name, file_name, attempt_id,
+           coalesce(target_path, path) AS p,
+           CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id
+                WHEN attempt_id IS NOT NULL
+                THEN 'job_' || regexp_extract(attempt_id, '^attempt_([0-9]+_[0-9]+)_', 1) END AS job_key
+    FROM partition_events
+    WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL
+      AND (write_uuid IS NOT NULL OR job_id IS NOT NULL OR attempt_id IS NOT NULL)
+      AND coalesce(detail->>'dir', 'false') <> 'true'
 ),
 suspects AS (
-    SELECT v.*, f.event_id AS ref, f.ts AS ref_ts, 'failed' AS why
-    FROM visible v JOIN failed f ON f.job_id = v.job_key
-    UNION ALL
-    SELECT v.*, NULL, NULL, 'unmarked'
-    FROM visible v JOIN unmarked u ON u.location = v.location AND u.job_id = v.job_key
-    WHERE v.job_key NOT IN (SELECT job_id FROM failed) AND v.job_key NOT IN (SELECT job_id FROM committed)
+    SELECT o.*, j.ref, j.ref_ts, j.why
+    FROM outputs o JOIN jobs j
+      ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)
+),
+visible AS (
+    SELECT s.* FROM suspects s
+    ANTI JOIN removed r ON r.p = s.p
+    WHERE NOT {temp_s_p}
 ),
 conf AS (
     SELECT max(detail->>'value') AS algorithm FROM events
@@ -66,10 +74,10 @@ SELECT location, partition_spec, any_value(table_name) AS table_name, job_key AS
        list_filter(list(event_id ORDER BY event_id) || [any_value(ref)], lambda x: x IS NOT NULL) AS evidence,
        min(ts) AS t0, greatest(max(ts), any_value(ref_ts)) AS t1,
        any_value((SELECT algorithm FROM conf)) AS algorithm
-FROM suspects
+FROM visible
 GROUP BY location, partition_spec, job_key, why
 ORDER BY location, partition_spec, job
-"""
+""".format(temp_s_p=in_temp_layer("s.p"))
 
 
 class PartialOutput(SqlDetector):

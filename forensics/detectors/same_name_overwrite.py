@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector, where
+from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # LOAD DATA … INTO (no OVERWRITE) moves the source file into the partition under its own name;
 # a file of that name already there is replaced. Two loads of one file name into one partition
@@ -17,7 +17,7 @@ WITH loads AS (
     WHERE kind = 'load' AND path IS NOT NULL AND part_spec IS NOT NULL
       AND coalesce(part_location, part_table) IS NOT NULL
       AND coalesce(detail->>'overwrite', 'false') <> 'true'
-      AND NOT regexp_matches(path, '/(_temporary|\\.spark-staging-[^/]*|\\.hive-staging[^/]*|_tmp\\.[^/]*|-ext-[0-9]+[^/]*)(/|$)')
+      AND NOT {temp_path}
 )
 SELECT any_value(part_location) AS location, part_spec AS partition_spec,
        any_value(part_table) AS table_name, file,
@@ -28,7 +28,7 @@ FROM loads
 GROUP BY coalesce(part_location, part_table), part_spec, file
 HAVING count(*) > 1
 ORDER BY location NULLS LAST, table_name, partition_spec, file
-"""
+""".format(temp_path=in_temp_layer("path"))
 
 
 class SameNameOverwrite(SqlDetector):
