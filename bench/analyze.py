@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{wall:.1f} s whole command, peak RSS {rss:,.0f} MiB")
     print("per detector (s): " + ", ".join(f"{k} {v}" for k, v in result["per_detector"].items()))
     print(f"baseline full-scan aggregate: {scan:.2f} s -> analyze = {result['seconds'] / scan:.1f}x one scan")
-    print(f"findings {len(found)}, planted {len(want)}: missing {len(missing)}, false positives {len(extra)}")
+    print(f"findings {len(result['findings'])}, planted {len(planted)}: missing {len(missing)}, false positives {len(extra)}")
     for m in sorted(missing, key=str)[:10]:
         print("  MISSING", m)
     for e in sorted(extra, key=str)[:10]:
