@@ -20,7 +20,9 @@ WITH pairs AS (
             AND thread IS NOT NULL AND partition_spec IS NOT NULL) p
       ON n.thread = p.thread AND n.partition_spec = p.partition_spec
 )
-SELECT table_name, mode(location) AS location FROM pairs GROUP BY table_name;
+SELECT table_name, arg_max(location, n) AS location
+FROM (SELECT table_name, location, count(*) AS n FROM pairs GROUP BY ALL)
+GROUP BY table_name;
 
 -- The k=v spec of each (table, values) pair, so a metastore audit's values-only spec (t[v1,v2],
 -- stored as '[v1,v2]') meets the spec paths give. Its own view so analyze can compute it once.
