@@ -38,6 +38,13 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
         what = f"{table} {partition}" if partition else table
         raise InputError(f"no events for {what}{hint}")
     return [
-        TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], f"{r[9]}:{r[10]}" if r[10] is not None else str(r[9]), r[11])
+        TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], _where(r[0], r[9], r[10]), r[11])
         for r in rows
     ]
+
+
+def _where(event_id: int, source: str | None, line_no: int | None) -> str:
+    """``file:line`` of the event's line; the source alone, or ``event N`` when it has none."""
+    if source is None:
+        return f"event {event_id}"
+    return f"{source}:{line_no}" if line_no is not None else source
