@@ -148,6 +148,9 @@ def enrich(ev: Event) -> Event:
     A ``load`` names its *source* in ``path`` (``Loading data to table db.t partition (k=v)
     from <src>``), so only its ``target_path`` says where the data went.
     """
+    if ev.partition_spec is None and ev.detail and ev.detail.get("values"):
+        # the metastore audit names a partition by its values only: tbl=t[v1,v2]
+        ev.partition_spec = "[" + ",".join(str(v) for v in ev.detail["values"]) + "]"
     ev.partition_spec = normalize_spec(ev.partition_spec)
     if ev.location is not None:
         ev.table_name = ev.table_name or table_from_location(ev.location)

@@ -9,14 +9,21 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 # are that. Sources in Hive/Spark staging dirs (INSERT's -ext-10000, .hive-staging) are not
 # user files and are left out.
 _SQL = """
-WITH loads AS (
-    SELECT event_id, ts, part_location, part_table, part_spec,
-           coalesce(query_id, thread, app_id) AS actor,
-           regexp_extract(rtrim(path, '/'), '[^/]+$') AS file
-    FROM partition_events
-    WHERE kind = 'load' AND path IS NOT NULL AND part_spec IS NOT NULL
-      AND coalesce(part_location, part_table) IS NOT NULL
-      AND coalesce(detail->>'overwrite', 'false') <> 'true'
+WITH queries AS (  -- a line's query: the last one its thread compiled in the same log
+    SELECT source_id, thread, ts, query_id, raw FROM events
+    WHERE kind = 'query_start' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL
+),
+loads AS (
+    SELECT l.event_id, l.ts, l.part_location, l.part_table, l.part_spec,
+           coalesce(l.query_id, q.query_id, l.thread, l.app_id) AS actor,
+           regexp_extract(rtrim(l.path, '/'), '[^/]+$') AS file,
+           coalesce(l.detail->>'overwrite', 'false') = 'true'
+               OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite
+    FROM partition_events l
+    ASOF LEFT JOIN queries q
+      ON q.source_id = l.source_id AND q.thread = l.thread AND l.ts >= q.ts
+    WHERE l.kind = 'load' AND l.path IS NOT NULL AND l.part_spec IS NOT NULL
+      AND coalesce(l.part_location, l.part_table) IS NOT NULL
       AND NOT {temp_path}
 )
 SELECT any_value(part_location) AS location, part_spec AS partition_spec,
@@ -25,10 +32,11 @@ SELECT any_value(part_location) AS location, part_spec AS partition_spec,
        list(DISTINCT actor ORDER BY actor) AS actors,
        list(event_id ORDER BY ts, event_id) AS evidence, min(ts) AS t0, max(ts) AS t1
 FROM loads
+WHERE NOT overwrite
 GROUP BY coalesce(part_location, part_table), part_spec, file
 HAVING count(*) > 1
 ORDER BY location NULLS LAST, table_name, partition_spec, file
-""".format(temp_path=in_temp_layer("path"))
+""".format(temp_path=in_temp_layer("l.path"))
 
 
 class SameNameOverwrite(SqlDetector):
