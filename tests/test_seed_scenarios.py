@@ -61,3 +61,31 @@ def test_seed002_timeline_from_the_cli(cli, tmp_path):
     assert [(e[3], e[4]) for e in events if e[3] == "delete"] == [("delete", "Thread-529751")]
     assert len(events) == 10
     assert lines[-1] == "(10 events)"
+
+
+def test_analyze_groups_most_severe_first_and_gates_on_severity(cli, tmp_path):
+    """seed 002 + seed 004 in one store: critical race first, then the high ones; --fail-on."""
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        load_case(store, tmp_path / "a", scenario("seed002_lost_partition"))
+        load_case(store, tmp_path / "b", scenario("seed004_same_name_overwrite"))
+    r = cli("analyze", "--db", db)
+    assert r.exit_code == 1
+    lines = r.out.splitlines()
+    assert lines[:5] == [
+        "Summary:",
+        "  critical  CS103 racing-loaders            1  dw.log_daily dt=20170830",
+        "  high      CS104 same-name-overwrite       1  default.accesslog service=serviceX/yyyymmdd=20130124",
+        "  high      CS107 metastore-fs-mismatch     1  dw.log_daily dt=20170830",
+        "",
+    ]
+    assert lines[5] == "CS103 racing-loaders [critical] - 1 finding"
+    assert lines[-1] == "3 findings (1 critical, 2 high)."
+    assert cli("analyze", "--db", db, "--fail-on", "critical").exit_code == 1
+    r = cli("analyze", "--db", db, "--detector", "CS104", "--fail-on", "critical", "--format", "json")
+    assert r.exit_code == 0
+    import json
+
+    (found,) = json.loads(r.out)
+    assert found["actors"] == ["hive_20130124120000_0b1f", "hive_20130125000000_77aa"]
+    assert [e["where"].rsplit("/", 1)[-1] for e in found["evidence"]] == ["hive.log:2", "hive.log:4"]
