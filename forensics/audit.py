@@ -126,7 +126,15 @@ def audit(store: Store, path: str, *, spark=None) -> tuple[int, list[Finding]]:
             raise InputError(f"no such directory: {path}")
         root = os.path.abspath(path)
         entries = walk_local(root)
-    n = record_listing(store, root, entries)
+    try:
+        n = record_listing(store, root, entries)
+    except InputError:
+        raise
+    except Exception as exc:  # a Hadoop FileSystem error arrives as a Py4J Java exception
+        if type(exc).__name__ != "Py4JJavaError":
+            raise
+        first = str(exc.java_exception.toString()).splitlines()[0]
+        raise InputError(f"cannot list {path}: {first}") from None
     return n, analyze(store)
 
 

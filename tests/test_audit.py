@@ -94,3 +94,17 @@ def test_audit_through_hadoop_fs_sees_what_a_failed_v2_job_left(spark, tmp_path)
     with Store(":memory:") as store:
         _, findings = audit(store, f"file:{v1}", spark=spark) if v1.exists() else (0, [])
         assert findings == []
+
+
+def test_audit_an_unreachable_filesystem_is_one_clear_error(spark, tmp_path):
+    """A Hadoop FileSystem that cannot be listed ends as a named error, not a Java stack."""
+    from commitsleuth.errors import InputError
+
+    with Store(":memory:") as store:
+        try:
+            audit(store, "nosuchscheme://nowhere/t", spark=spark)
+        except InputError as exc:
+            assert str(exc).startswith("cannot list nosuchscheme://nowhere/t: ")
+            assert "UnsupportedFileSystemException" in str(exc)
+        else:
+            raise AssertionError("listing an unknown filesystem must fail")
