@@ -311,8 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     ok = not missing and not extra and result["seconds"] <= args.max_seconds and rss <= args.max_mib
     print("PASS" if ok else "FAIL")
     if args.db is None:
-        for f in (db, out):
+        for f in (db, Path(f"{db}.wal"), out):
             f.unlink(missing_ok=True)
+        db.parent.rmdir()
     return 0 if ok else 1
 
 
