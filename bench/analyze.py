@@ -154,14 +154,19 @@ def generate(con: duckdb.DuckDBPyConnection, n_events: int, n_parts: int) -> Non
            NULL, NULL, loc, spec, tbl, loc || '/' || spec, NULL, NULL, NULL, NULL, NULL, NULL, 'Thread-x' || p, NULL, NULL
     FROM parts WHERE anomaly = 'race_loss'
     UNION ALL
-    -- planted: the same source file loaded twice into the partition by two queries
-    SELECT p * {S} + {F} + 14 + unnest([0, 1]), 'load', base + to_seconds(unnest([5, 6])), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
-           'hdfs://nn/incoming/' || p || '/data.log', NULL, NULL, NULL, NULL, NULL, NULL, thread,
-           'hive_q' || p || '_' || unnest([1, 2]), NULL
+    -- planted: the same source file loaded twice into the partition by two queries the thread
+    -- compiled just before (a LOAD line does not name its query)
+    SELECT p * {S} + {F} + 14 + unnest([0, 1, 2, 3]), unnest(['query_start', 'load', 'query_start', 'load']),
+           base + to_seconds(unnest([4.5, 5, 5.5, 6])), NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+           CASE WHEN unnest([0, 1, 0, 1]) = 1 THEN loc END, CASE WHEN unnest([0, 1, 0, 1]) = 1 THEN spec END,
+           CASE WHEN unnest([0, 1, 0, 1]) = 1 THEN tbl END,
+           CASE WHEN unnest([0, 1, 0, 1]) = 1 THEN 'hdfs://nn/incoming/' || p || '/data.log' END,
+           NULL, NULL, NULL, NULL, NULL, NULL, thread,
+           CASE WHEN unnest([0, 1, 0, 1]) = 0 THEN 'hive_q' || p || '_' || unnest([1, 1, 2, 2]) END, NULL
     FROM parts WHERE anomaly = 'same_name'
     UNION ALL
     -- planted: the partition's own thread deletes its directory after everything was written
-    SELECT p * {S} + {F} + 16, 'delete', base + to_seconds(40), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
+    SELECT p * {S} + {F} + 24, 'delete', base + to_seconds(40), NULL, NULL, NULL, NULL, NULL, NULL, NULL, loc, spec, tbl,
            loc || '/' || spec, NULL, NULL, NULL, NULL, NULL, NULL, thread, NULL, NULL
     FROM parts WHERE anomaly = 'mismatch'
     UNION ALL

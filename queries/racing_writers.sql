@@ -1,14 +1,6 @@
--- Writers (threads, queries, applications) of each partition with their time windows; a writer
+-- Writers (queries, else threads or applications) of each partition with their time windows; a writer
 -- whose window overlaps another's on the same partition is racing, and its deletes are listed.
-WITH steps AS (
-    SELECT event_id, ts, kind, part_table, part_location, part_spec,
-           coalesce(part_location, part_table) AS pkey,
-           coalesce(thread, query_id, app_id) AS writer
-    FROM partition_events
-    WHERE kind IN ('dir_create', 'partition_add', 'partition_alter', 'partition_exists', 'load', 'delete')
-      AND ts IS NOT NULL AND part_spec IS NOT NULL
-      AND coalesce(thread, query_id, app_id) IS NOT NULL
-),
+WITH steps AS (SELECT * FROM loading_steps),
 windows AS (
     SELECT pkey, any_value(part_table) AS part_table, part_spec, writer,
            min(ts) AS first_step, max(ts) AS last_step, count(*) AS steps,

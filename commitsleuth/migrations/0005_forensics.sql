@@ -69,6 +69,25 @@ FROM keyed k
 LEFT JOIN partition_values pv
   ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec;
 
+-- The loading steps on each partition and who took them. A writer is a query: named on the line,
+-- or the last one the line's thread compiled in the same log (two Hive CLI sessions both log
+-- from thread 'main'); else the thread or the application. Racing loaders and the
+-- racing_writers query read this.
+CREATE VIEW loading_steps AS
+WITH queries AS (
+    SELECT source_id, thread, ts, query_id FROM events
+    WHERE kind = 'query_start' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL
+)
+SELECT e.event_id, e.ts, e.kind, e.part_table, e.part_location, e.part_spec,
+       coalesce(e.part_location, e.part_table) AS pkey,
+       coalesce(e.query_id, q.query_id, e.thread, e.app_id) AS writer
+FROM partition_events e
+ASOF LEFT JOIN queries q ON q.source_id = e.source_id AND q.thread = e.thread AND e.ts >= q.ts
+WHERE e.kind IN ('dir_create', 'partition_add', 'partition_alter', 'partition_exists', 'load', 'delete')
+  AND e.ts IS NOT NULL AND e.part_spec IS NOT NULL
+  AND coalesce(e.query_id, e.thread, e.app_id) IS NOT NULL
+  AND coalesce(e.part_location, e.part_table) IS NOT NULL;
+
 -- The timeline of 0001, now with table names and paths met: `timeline db.t dt=…` finds the
 -- lines that only named a path, and a location finds the lines that only named the table.
 CREATE OR REPLACE VIEW timeline AS

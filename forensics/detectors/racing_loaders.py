@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 
-# A writer is a thread, query or application; its window on a partition spans its loading steps
-# there. Two windows on one partition that overlap are a race; the race lost data when one writer
+# A writer (view loading_steps: a query, else a thread or application) has a window on a
+# partition: its first to last loading step there. Two windows on one partition that overlap are a race; the race lost data when one writer
 # deleted or trashed the partition (or a file in it) after another writer had loaded it.
 _SQL = """
-WITH steps AS (
-    SELECT event_id, ts, kind, part_spec, part_table, part_location,
-           coalesce(part_location, part_table) AS pkey,
-           coalesce(thread, query_id, app_id) AS writer
-    FROM partition_events
-    WHERE kind IN ('dir_create', 'partition_add', 'partition_alter', 'partition_exists', 'load', 'delete')
-      AND ts IS NOT NULL AND part_spec IS NOT NULL
-      AND coalesce(thread, query_id, app_id) IS NOT NULL
-      AND coalesce(part_location, part_table) IS NOT NULL
-),
+WITH steps AS (SELECT * FROM loading_steps),
 windows AS (
     SELECT pkey, part_spec, writer, min(ts) AS t0, max(ts) AS t1
     FROM steps GROUP BY pkey, part_spec, writer
