@@ -62,7 +62,7 @@ KEYWORD_RE = re.compile("|".join(re.escape(k) for k in KEYWORDS))
 # they are recognised by search, the only messages that are.
 EXISTS = re.compile(
     r"(?:AlreadyExistsException|Partition already exists)(?:\(message:)?"
-    r"(?:[^\n]*?Partition\(values:\[(?P<values>[^\]]*)\], dbName:(?P<db>[^,\s]+), tableName:(?P<tbl>[^,\s]+))?"
+    r"(?:[^\n]*?Partition\(values:\[(?P<values>[^\]]*)\], dbName:(?P<db>[^,\s)]+), tableName:(?P<tbl>[^,\s)]+))?"
     r"|Duplicate entry '(?P<entry>[^']*)'(?: for key '(?P<key>[^']*)')?"
 )
 

@@ -338,3 +338,17 @@ def test_formats_lists_every_format_with_what_it_yields(cli):
     lines = r.out.splitlines()
     assert [line.split()[0] for line in lines[::2]] == [f.name for f in FORMATS]
     assert lines[1].split() == ["yields:", *(k + "," for k in FORMATS[0].kinds[:-1]), FORMATS[0].kinds[-1]]
+
+
+def test_already_exists_names_the_table_wherever_the_exception_text_ends():
+    """The Partition(…) dump may end the message right after tableName: no ')' in the name."""
+    from commitsleuth.parsers.messages import parse_message
+
+    for tail in ("tableName:t))", "tableName:t, createTime:0, lastAccessTime:0))"):
+        fields = parse_message(
+            "AlreadyExistsException(message:Partition already exists: Partition(values:[20170830], "
+            f"dbName:dw, {tail}"
+        )
+        assert fields["kind"] == "partition_exists"
+        assert fields["table_name"] == "dw.t"
+        assert fields["detail"]["values"] == ["20170830"]
