@@ -1,1 +1,25 @@
-"""Live capture from a running PySpark session (see issue: the Python-registered SparkListener)."""
+"""Live capture from a running PySpark session.
+
+    from commitsleuth.listener import attach
+    with attach(spark, db="commitsleuth.duckdb"):
+        df.write.parquet(path)
+
+See ``capture.LiveCapture`` for how events travel and README "Live capture".
+"""
+
+from __future__ import annotations
+
+from commitsleuth.listener.capture import CaptureStats, LiveCapture
+
+
+def attach(spark, db=None, **options) -> LiveCapture:
+    """Capture ``spark``'s events into the store ``db`` until ``detach()`` (or the with-block ends).
+
+    ``spark`` is a SparkSession or SparkContext. Options: ``interval`` (seconds between loads,
+    default 0.5), ``hooks`` (the Python SparkListener, default on), ``inventory`` (list each SQL
+    write's output location when it ends, default on), ``spool_dir``, ``keep_spool``.
+    """
+    return LiveCapture(spark, db, **options)
+
+
+__all__ = ["attach", "LiveCapture", "CaptureStats"]

@@ -1,0 +1,357 @@
+"""Live capture: Spark spools its own events, a background thread loads them into the store.
+
+The path of an event: Spark's ``EventLoggingListener`` (JVM, on its own bus queue) writes it
+as event-log JSON into a spool file; every ``interval`` seconds a background thread flushes
+that writer, reads the new complete lines, decodes them with the same ``SparkEventDecoder``
+that reads event logs, and appends them to the DuckDB store in one Arrow batch, opening the
+store only for that write. So:
+
+- the listener bus never waits on Python, and memory stays bounded (the backlog is on disk);
+- events reach the store within about ``interval`` seconds (a SIGKILLed driver loses at most
+  that, and the spool still holds them: it is a plain event log ``commitsleuth ingest`` reads);
+- another process (``commitsleuth query``) can open the store between batches; while the
+  store is locked by anyone else, events stay in the spool and are written when it is free.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import itertools
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from commitsleuth.errors import StoreLockedError
+from commitsleuth.listener.hooks import HooksListener
+from commitsleuth.listener.inventory import Lister
+from commitsleuth.listener.jvm import SpoolWriter, spool_root
+from commitsleuth.listener.plan import write_target
+from commitsleuth.listener.tail import SpoolTail
+from commitsleuth.model import Event
+from commitsleuth.parsers.spark_events import COMMIT_CONF, SparkEventDecoder
+from commitsleuth.store import Store, default_db_path
+
+log = logging.getLogger("commitsleuth.listener")
+
+FLUSH_INTERVAL = 0.5
+MAX_PENDING = 200_000  # decoded events held while the store is locked; beyond, the spool waits
+_counter = itertools.count(1)
+
+
+@dataclass
+class CaptureStats:
+    lines: int = 0
+    events: int = 0  # written to the store
+    rejected: int = 0  # spool lines that were not JSON events
+    inventories: int = 0
+    files: int = 0
+    errors: int = 0
+    lock_waits: int = 0
+    last_error: str | None = None
+
+
+@dataclass
+class _Write:
+    query_id: str
+    location: str
+    start: dt.datetime | None
+    end: dt.datetime | None = None
+
+
+@dataclass
+class _Pending:
+    live: list[Event] = field(default_factory=list)
+    inventory: dict[str, list[Event]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.live) + sum(len(v) for v in self.inventory.values())
+
+
+class LiveCapture:
+    """A PySpark session attached to a commitsleuth store. Get one with ``attach()``."""
+
+    def __init__(self, spark, db=None, *, interval: float = FLUSH_INTERVAL, hooks: bool = True,
+                 inventory: bool = True, spool_dir=None, keep_spool: bool = False):
+        self.session = spark if hasattr(spark, "sparkContext") else None
+        self.sc = spark.sparkContext if self.session is not None else spark
+        self.db = str(db or default_db_path())
+        self.interval = interval
+        self.app_id = self.sc.applicationId
+        self.stats = CaptureStats()
+        self.keep_spool = keep_spool
+        self.inventory_enabled = inventory
+        self.spool_dir = Path(spool_dir or spool_root(self.db)) / (
+            f"{self.app_id}-{os.getpid()}-{next(_counter)}")
+        self._lock = threading.RLock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._pending = _Pending()
+        self._writes: dict[str, _Write] = {}
+        self._to_list: list[_Write] = []
+        self._source_id: int | None = None
+        self._inventory_sources: dict[str, int] = {}
+        self._inventory_counts: dict[str, int] = {}
+        self._told_locked = False
+        self._detached = False
+        self.decoder = SparkEventDecoder(app_id=self.app_id)
+        self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
+
+        self.spool = SpoolWriter(self.sc, self.spool_dir)
+        self.tail = SpoolTail(self.spool.path)
+        self._pending.live.extend(self._opening_events())
+        self.hooks = HooksListener(self.sc, self) if hooks else None
+        self._thread = threading.Thread(target=self._run, name="commitsleuth-capture", daemon=True)
+        self._thread.start()
+        atexit.register(self._at_exit)
+
+    # -- public ----------------------------------------------------------------------------
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Write everything Spark has emitted so far; True when nothing is left pending."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._flush_jvm()
+            target = self.tail.size()  # what Spark had emitted when flush() was called
+        while True:
+            with self._lock:
+                ok = self._step(read_all=True)
+                drained = ok and self.tail.offset >= target and not len(self._pending)
+            if drained or time.monotonic() > deadline:
+                return drained
+            time.sleep(0.1)
+
+    def inventory(self, *paths: str) -> int:
+        """List these output locations now and record their files; returns files recorded."""
+        with self._lock:
+            before = self.stats.files
+            for p in paths:
+                self._list(_Write(query_id=None, location=p, start=None))
+            self._write_pending()
+            return self.stats.files - before
+
+    def detach(self, timeout: float = 30.0) -> None:
+        """Stop capturing: off Spark's bus first, then every buffered event to the store."""
+        if self._detached:
+            return
+        self._detached = True
+        atexit.unregister(self._at_exit)
+        for part in (self.hooks, self.spool):
+            if part is not None:
+                self._guard(part.detach)
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=max(self.interval * 4, 2.0))
+        drained = self.flush(timeout)
+        with self._lock:
+            self._finish_source("ok" if drained else "partial")
+        if drained and not self.keep_spool:
+            shutil.rmtree(self.spool_dir, ignore_errors=True)
+            try:
+                self.spool_dir.parent.rmdir()  # only when no other capture's spool is in it
+            except OSError:
+                pass
+        elif not drained:
+            log.warning("commitsleuth: %d events could not be written to %s; they remain in the "
+                        "spool %s (an event log: 'commitsleuth ingest' reads it)",
+                        len(self._pending), self.db, self.spool.path)
+
+    def __enter__(self) -> "LiveCapture":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.detach()
+
+    # -- the background thread -------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            with self._lock:
+                self._flush_jvm()
+                self._step(read_all=False)
+
+    def nudge(self) -> None:
+        """Load soon (a job just ended); called from the hooks listener, must stay cheap."""
+        self._wake.set()
+
+    def on_application_end(self) -> None:
+        """Spark is stopping: take everything now, within a bounded time, and let go."""
+        self._guard(lambda: self.flush(timeout=5.0))
+
+    def _at_exit(self) -> None:
+        self._guard(lambda: self.detach(timeout=10.0))
+
+    def _flush_jvm(self) -> None:
+        if self.spool.attached:
+            self._guard(self.spool.flush)
+
+    def _step(self, read_all: bool) -> bool:
+        """Read, decode, write one round; True when the spool and the pending list are empty."""
+        try:
+            while len(self._pending) < MAX_PENDING:
+                lines = self.tail.read()
+                if not lines:
+                    break
+                self._decode(lines)
+                if not read_all:
+                    break
+            while self._to_list:
+                self._list(self._to_list.pop(0))
+            self._write_pending()
+        except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
+            self._count_error(exc)
+            return False
+        return True
+
+    def _decode(self, lines) -> None:
+        for line_no, offset, text in lines:
+            self.stats.lines += 1
+            try:
+                event = json.loads(text)
+            except ValueError:
+                self.stats.rejected += 1
+                continue
+            for ev in self.decoder.decode(event, line_no, offset, text):
+                self._track_write(ev, event)
+                self._pending.live.append(ev)
+
+    def _track_write(self, ev: Event, event: dict) -> None:
+        """Live-only: the write target of a SQL execution, and its file listing once it ends."""
+        if ev.kind == "query_start":
+            target = write_target(event.get("physicalPlanDescription"))
+            if target is None:
+                return
+            ev.location = target.path
+            ev.table_name = target.table
+            ev.detail = {**(ev.detail or {}), "write": target.as_detail()}
+            if target.path:
+                self._writes[ev.query_id] = _Write(ev.query_id, target.path, ev.ts)
+        elif ev.kind == "query_end" and ev.query_id in self._writes:
+            w = self._writes.pop(ev.query_id)
+            w.end = ev.ts
+            ev.location = w.location
+            if self.inventory_enabled:
+                self._to_list.append(w)
+
+    def _list(self, w: _Write) -> None:
+        try:
+            files, truncated = self.lister.list(w.location, w.query_id, (w.start, w.end))
+        except Exception as exc:  # noqa: BLE001 - a listing failure must not stop capture
+            self._count_error(exc)
+            return
+        for ev in files:
+            ev.app_id = self.app_id
+        if truncated:
+            log.warning("commitsleuth: listed only the first %d files under %s", len(files), w.location)
+        self.stats.inventories += 1
+        self._pending.inventory.setdefault(w.location, []).extend(files)
+
+    # -- the store ---------------------------------------------------------------------------
+    def _write_pending(self) -> None:
+        if not len(self._pending):
+            return
+        try:
+            store = Store(self.db)
+        except StoreLockedError as exc:
+            self.stats.lock_waits += 1
+            if not self._told_locked:
+                self._told_locked = True
+                log.warning("commitsleuth: %s; live events are kept in %s and written when it "
+                            "is free", exc, self.spool_dir)
+            return
+        with store:
+            if self._source_id is None:
+                self._source_id = store.add_source(f"live:{self.app_id}", "live", format="spark-live")
+            live = self._pending.live
+            for ev in live:
+                ev.source_id = self._source_id
+            store.con.execute("BEGIN")
+            store.write_events(live)
+            written = len(live)
+            files = 0
+            for location, evs in self._pending.inventory.items():
+                sid = self._inventory_sources.get(location)
+                if sid is None:
+                    sid = store.add_source(location, "inventory", format="hadoop-listing")
+                    self._inventory_sources[location] = sid
+                for ev in evs:
+                    ev.source_id = sid
+                store.write_events(evs)
+                files += len(evs)
+                self._inventory_counts[location] = self._inventory_counts.get(location, 0) + len(evs)
+                store.update_source(sid, events=self._inventory_counts[location], status="ok",
+                                    finished_at=_now())
+            store.update_source(self._source_id, bytes_read=self.tail.offset, lines=self.stats.lines,
+                                events=self.stats.events + written, rejected=self.stats.rejected,
+                                size_bytes=self.tail.offset)
+            store.con.execute("COMMIT")
+        self.stats.events += written
+        self.stats.files += files
+        self._pending = _Pending()
+        if self._told_locked:
+            log.warning("commitsleuth: %s is free again; live capture caught up", self.db)
+            self._told_locked = False
+
+    def _finish_source(self, status: str) -> None:
+        if self._source_id is None:
+            return
+        try:
+            with Store(self.db) as store:
+                reason = None if status == "ok" else f"{len(self._pending)} events left in {self.spool.path}"
+                store.update_source(self._source_id, status=status, reason=reason, finished_at=_now())
+        except Exception as exc:  # noqa: BLE001
+            self._count_error(exc)
+
+    # -- the events Spark posted before we attached ------------------------------------------
+    def _opening_events(self) -> list[Event]:
+        """Application start and the commit-relevant configuration, through the same decoder."""
+        sc = self.sc
+        conf = {k: v for k, v in sc.getConf().getAll()}
+        conf.setdefault("spark.speculation", "false")
+        hadoop = {}
+        hconf = sc._jsc.hadoopConfiguration()
+        for key in COMMIT_CONF:
+            if key.startswith("spark.hadoop."):
+                value = hconf.get(key[len("spark.hadoop."):])
+                if value is not None:
+                    hadoop[key[len("spark.hadoop."):]] = value
+            elif key.startswith("spark.sql.") and self.session is not None and key not in conf:
+                try:
+                    conf[key] = self.session.conf.get(key)  # the effective value, default included
+                except Exception:  # noqa: BLE001 - a key this Spark does not know
+                    pass
+        out = []
+        for record in (
+            {"Event": "SparkListenerApplicationStart", "App Name": sc.appName, "App ID": self.app_id,
+             "Timestamp": sc.startTime, "User": sc.sparkUser()},
+            {"Event": "SparkListenerEnvironmentUpdate", "Spark Properties": conf,
+             "Hadoop Properties": hadoop},
+        ):
+            out.extend(self.decoder.decode(record))
+        return out
+
+    # -- errors --------------------------------------------------------------------------------
+    def _guard(self, fn):
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - counted and logged, never raised into Spark
+            self._count_error(exc)
+            return None
+
+    def _count_error(self, exc: Exception) -> None:
+        self.stats.errors += 1
+        msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        if msg != self.stats.last_error:
+            log.warning("commitsleuth: live capture error (counted, capture goes on): %s", msg)
+        self.stats.last_error = msg
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now().replace(microsecond=0)
