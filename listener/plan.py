@@ -23,6 +23,8 @@ _ARGS = re.compile(r"^Arguments: (?P<args>.*)$", re.M)
 _MODE = re.compile(r", (?P<mode>Overwrite|Append|ErrorIfExists|Ignore),")
 _TABLE = re.compile(r"`(?:spark_catalog`\.`)?(?P<db>[^`]+)`\.`(?P<table>[^`]+)`")
 _COLUMN_ID = re.compile(r"#\d+L?$")
+_WORD = re.compile(r"^[A-Za-z][\w.]*$")
+_NOT_FORMAT = {"true", "false", "None", "Overwrite", "Append", "ErrorIfExists", "Ignore"}
 
 
 @dataclass(frozen=True)
@@ -61,15 +63,18 @@ def write_target(plan: str | None) -> WriteTarget | None:
     if cmd["cmd"] == "InsertIntoHiveTable":
         return WriteTarget(cmd["cmd"], None, "Overwrite" if ", true," in args else "Append", (),
                            "hive", f"{table['db']}.{table['table']}" if table else None)
-    path = normalize_path(fields[0]) if fields and ("/" in fields[0]) else None
-    parts = ()
-    if len(fields) > 2 and fields[2].startswith("["):
-        parts = tuple(_COLUMN_ID.sub("", c.strip()) for c in fields[2].strip("[]").split(",") if c.strip())
-    return WriteTarget(
-        cmd["cmd"], path, mode["mode"] if mode else None, parts,
-        fields[3] if len(fields) > 3 else None,
-        f"{table['db']}.{table['table']}" if table else None,
-    )
+    path = normalize_path(fields[0]) if fields and "/" in fields[0] else None
+    # Empty fields (no partition columns, no bucket spec) are left out of the printed list, so
+    # each field is recognised by its shape rather than its position.
+    parts: tuple[str, ...] = ()
+    fmt = None
+    for f in fields[1:]:
+        if not parts and f.startswith("[") and "#" in f:
+            parts = tuple(_COLUMN_ID.sub("", c.strip()) for c in f.strip("[]").split(",") if c.strip())
+        elif fmt is None and _WORD.match(f) and f not in _NOT_FORMAT:
+            fmt = f
+    return WriteTarget(cmd["cmd"], path, mode["mode"] if mode else None, parts, fmt,
+                       f"{table['db']}.{table['table']}" if table else None)
 
 
 def _split_top(args: str) -> list[str]:

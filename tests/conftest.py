@@ -78,3 +78,15 @@ def spark():
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_rig(tmp_path_factory):
+    """A Spark standalone master and two workers on 127.0.0.2 / 127.0.0.3 (see live_rig.py)."""
+    from live_rig import start_rig, stop_rig
+
+    rig = start_rig(tmp_path_factory.mktemp("spark-rig"))
+    try:
+        yield rig
+    finally:
+        stop_rig(rig)

@@ -1,0 +1,221 @@
+"""Live capture on a real local PySpark session: the attach API and the local scenarios."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from commitsleuth.listener import attach
+from commitsleuth.listener.hooks import listener_class
+from commitsleuth.listener.jvm import listener_methods
+from commitsleuth.store import Store
+
+DRIVER = Path(__file__).with_name("live_driver.py")
+FLUSH_BOUND = 2.0  # seconds: what a killed driver may lose at most
+
+
+def rows(db, sql, params=None):
+    with Store(db, read_only=True) as store:
+        return store.con.execute(sql, params or []).fetchall()
+
+
+def bus_listeners(spark) -> int:
+    return spark.sparkContext._jsc.sc().listenerBus().listeners().size()
+
+
+def test_attach_captures_a_job_and_detach_leaves_spark_as_it_was(spark, db_path):
+    before = bus_listeners(spark)
+    with attach(spark, db=db_path) as handle:
+        assert bus_listeners(spark) == before + 2  # the spool writer and the Python listener
+        spark.range(0, 100, 1, 7).count()
+        assert handle.flush()
+        kinds = dict(rows(db_path, "SELECT kind, count(*) FROM events GROUP BY kind"))
+    assert bus_listeners(spark) == before
+    assert kinds["app_start"] == 1 and kinds["job_start"] == kinds["job_end"] >= 1
+    ends = rows(db_path, """SELECT stage_id, task_id, attempt_no, speculative, executor_id, status, ts
+                            FROM events WHERE kind = 'attempt_end'""")
+    tasks = rows(db_path, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
+    assert len(ends) == tasks >= 7
+    assert all(e[5] == "success" and e[3] is False and e[2] == 0 and e[6] is not None for e in ends)
+    assert all(e[1] == f"{e[0]}.{e[1].split('.')[1]}" for e in ends)
+    source = rows(db_path, "SELECT uri, kind, status, events FROM sources WHERE kind = 'live'")
+    assert source == [(f"live:{spark.sparkContext.applicationId}", "live", "ok", handle.stats.events)]
+    assert handle.stats.errors == 0
+    assert not Path(f"{db_path}.spool").exists(), "a fully loaded spool is removed"
+
+
+def test_python_listener_implements_every_method_of_the_running_spark(spark):
+    methods = listener_methods(spark.sparkContext._jvm)
+    assert len(methods) >= 35 and "onTaskEnd" in methods and "onOtherEvent" in methods
+    cls = listener_class(methods)
+    assert all(callable(getattr(cls, m)) for m in methods)
+    assert cls.Java.implements == ["org.apache.spark.scheduler.SparkListenerInterface"]
+
+
+def test_events_wait_in_the_spool_while_another_process_locks_the_store(spark, db_path, caplog):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys; c=duckdb.connect(sys.argv[1]); print('locked', flush=True); "
+         "sys.stdin.read()", str(db_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with caplog.at_level(logging.WARNING, logger="commitsleuth.listener"):
+            handle = attach(spark, db=db_path)
+            spark.range(0, 50, 1, 5).count()
+            assert handle.flush(timeout=2) is False  # nothing can be written yet
+            spark.range(0, 50, 1, 5).count()
+            handle.flush(timeout=1)
+        told = [r for r in caplog.records if "locked by another process" in r.getMessage()]
+        assert len(told) == 1, "the user is told once"
+        assert handle.stats.lock_waits >= 2
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    handle.detach()
+    jobs = rows(db_path, "SELECT count(*) FROM events WHERE kind = 'job_end'")[0][0]
+    ends = rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'")[0][0]
+    assert jobs >= 2 and ends >= 10, "nothing was lost while the store was locked"
+
+
+def test_another_process_reads_the_store_while_capture_runs(spark, db_path):
+    cli = [str(Path(sys.executable).with_name("commitsleuth")), "query", "--format", "json", "--db", str(db_path),
+           "select count(*) AS n from events where kind = 'job_end'"]
+    seen = []
+    with attach(spark, db=db_path) as handle:
+        for _ in range(3):
+            spark.range(0, 20, 1, 2).count()
+            handle.flush()
+            proc = subprocess.run(cli, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 0, proc.stderr
+            seen.append(json.loads(proc.stdout)[0]["n"])
+    assert seen == sorted(seen) and seen[-1] >= 3 and seen[0] >= 1
+
+
+def test_partial_output_of_a_failed_v2_write_is_on_record(spark, tmp_path):
+    """Algorithm v2 publishes task output at task commit: a failed job leaves 7 of 8 files."""
+    results = {}
+    hconf = spark.sparkContext._jsc.hadoopConfiguration()
+    key = "mapreduce.fileoutputcommitter.algorithm.version"
+    old = hconf.get(key)
+    try:
+        for version in ("2", "1"):
+            hconf.set(key, version)
+            db, out = tmp_path / f"v{version}.duckdb", tmp_path / f"out-v{version}"
+            # Partition 7 sleeps, so the seven others commit, then fails on every attempt.
+            df = spark.range(0, 80, 1, 8).selectExpr(
+                "id", "reflect('java.lang.Thread', 'sleep', if(spark_partition_id() = 7, bigint(2500), bigint(0))) AS z"
+            ).selectExpr("if(spark_partition_id() = 7 AND z IS NULL, raise_error('boom'), id) AS id")
+            with attach(spark, db=db):
+                with pytest.raises(Exception):
+                    df.write.parquet(str(out))
+            results[version] = (db, out)
+    finally:
+        hconf.set(key, old) if old is not None else hconf.unset(key)
+    for version, (db, out) in results.items():
+        ends = rows(db, "SELECT status, location FROM events WHERE kind = 'query_end' AND location IS NOT NULL")
+        assert ends == [("failed", "file://" + str(out))]
+        conf = dict(rows(db, "SELECT detail->>'key', detail->>'value' FROM events WHERE kind = 'conf'"))
+        assert conf[f"spark.hadoop.{key}"] == version
+        failed = rows(db, "SELECT count(*) FROM events WHERE kind = 'attempt_end' AND status = 'failed'")[0][0]
+        assert failed >= 1
+    db2, out2 = results["2"]
+    parts = rows(db2, """SELECT file_task, write_uuid, query_id FROM events
+                         WHERE kind = 'file' AND file_name LIKE 'part-%' AND detail->>'leftover' IS NULL""")
+    on_disk = sorted(p.name for p in out2.glob("part-*"))
+    assert len(parts) == len(on_disk) == 7
+    assert len({p[1] for p in parts}) == 1 and all(p[2] is not None for p in parts)
+    db1, _ = results["1"]
+    assert rows(db1, """SELECT count(*) FROM events WHERE kind = 'file' AND file_name LIKE 'part-%'
+                        AND detail->>'leftover' IS NULL""") == [(0,)]
+
+
+def test_two_writers_on_one_partition_overlap_and_leave_two_write_jobs(spark, tmp_path):
+    """Two threads of one session: a slow append and a dynamic overwrite of the same partition."""
+    db, out = tmp_path / "two.duckdb", str(tmp_path / "table")
+    errors = []
+
+    def append():
+        try:
+            (spark.range(0, 2, 1, 2)
+             .selectExpr("id", "1 AS p", "reflect('java.lang.Thread', 'sleep', bigint(4000)) AS z")
+             .write.mode("append").partitionBy("p").parquet(out))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    with attach(spark, db=db) as handle:
+        writer = threading.Thread(target=append)
+        writer.start()
+        time.sleep(1.5)
+        (spark.range(10, 12, 1, 1).selectExpr("id", "1 AS p", "CAST(NULL AS STRING) AS z")
+         .write.mode("overwrite").option("partitionOverwriteMode", "dynamic").partitionBy("p").parquet(out))
+        writer.join(timeout=120)
+        handle.flush()
+    assert not errors and not writer.is_alive()
+    writes = rows(db, """
+        SELECT s.query_id, s.detail->'write'->>'mode', s.ts, e.ts, e.status
+        FROM events s JOIN events e ON e.query_id = s.query_id AND e.kind = 'query_end'
+        WHERE s.kind = 'query_start' AND s.location = ? ORDER BY s.ts""", ["file://" + out])
+    assert [w[1] for w in writes] == ["Append", "Overwrite"]
+    assert all(w[4] == "success" for w in writes)
+    (_, _, start_a, end_a, _), (_, _, start_b, end_b, _) = writes
+    assert start_a < start_b < end_a, "the writes overlap in time"
+    # The last listing (after the append ended) shows both write jobs in p=1.
+    last = rows(db, "SELECT max(source_id) FROM sources WHERE kind = 'inventory'")[0][0]
+    uuids = rows(db, """
+        SELECT partition_spec, count(DISTINCT write_uuid) FROM events
+        WHERE kind = 'file' AND write_uuid IS NOT NULL AND detail->>'leftover' IS NULL
+          AND event_id > (SELECT max(event_id) FROM events WHERE kind = 'query_end') - 1000000
+        GROUP BY partition_spec""")
+    assert last is not None
+    assert ("p=1", 2) in uuids
+    on_disk = {p.name.split("-", 2)[2][:36] for p in Path(out, "p=1").glob("part-*")}
+    assert len(on_disk) == 2
+
+
+def test_a_sigkilled_driver_leaves_every_event_older_than_the_flush_bound(tmp_path):
+    db = tmp_path / "killed.duckdb"
+    proc = subprocess.Popen([sys.executable, str(DRIVER), "sigkill", str(db)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    done: dict[int, float] = {}
+    try:
+        deadline = time.monotonic() + 180
+        for line in proc.stdout:
+            fact = json.loads(line)
+            if "job" in fact:
+                done[fact["job"]] = fact["done"]
+            if len(done) >= 8 or time.monotonic() > deadline:
+                break
+        killed_at = time.time()
+        os.kill(proc.pid, signal.SIGKILL)  # the Python driver, mid-job
+    finally:
+        proc.wait(timeout=30)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # its JVM, in the group we created
+        except ProcessLookupError:
+            pass
+    assert len(done) >= 8, "the driver ran its jobs"
+    old = [job for job, t in done.items() if t < killed_at - FLUSH_BOUND]
+    assert len(old) >= 5
+    stored = {int(j) for (j,) in rows(db, "SELECT job_id FROM events WHERE kind = 'job_end'")}
+    assert set(old) <= stored
+    # Every task of those jobs ended on record too.
+    for job in old:
+        stages = rows(db, "SELECT detail->'stages' FROM events WHERE kind = 'job_start' AND job_id = ?",
+                      [str(job)])[0][0]
+        for stage in json.loads(stages):
+            expected = rows(db, "SELECT max((detail->>'tasks')::INT) FROM events "
+                                "WHERE kind = 'stage_start' AND stage_id = ?", [stage])[0][0]
+            if expected is None:
+                continue  # a stage skipped (its shuffle output reused) never runs
+            ended = rows(db, "SELECT count(*) FROM events WHERE kind = 'attempt_end' AND stage_id = ?",
+                         [stage])[0][0]
+            assert ended == expected, (job, stage)

@@ -1,0 +1,116 @@
+"""Live capture on a real Spark standalone cluster: speculation really launches a second attempt.
+
+One driver process (tests/live_driver.py) runs both scenarios against the `spark_rig`
+fixture, each attached to its own store; the tests read what the listener stored and run
+`commitsleuth analyze` on it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commitsleuth.store import Store
+
+DRIVER = Path(__file__).with_name("live_driver.py")
+
+
+@pytest.fixture(scope="module")
+def rig_run(spark_rig):
+    proc = subprocess.run(
+        [sys.executable, str(DRIVER), "rig", spark_rig.master_url, str(spark_rig.workdir)],
+        env=spark_rig.env(), capture_output=True, text=True, timeout=300,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"driver failed ({proc.returncode}):\n{proc.stderr[-4000:]}\n{spark_rig.log_tail()}")
+    facts = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            fact = json.loads(line)
+            facts[fact["scenario"]] = fact
+    return spark_rig.workdir, facts
+
+
+def rows(db: Path, sql: str, params=None) -> list[tuple]:
+    with Store(db, read_only=True) as store:
+        return store.con.execute(sql, params or []).fetchall()
+
+
+def attempts_of_retried_task(db: Path) -> list[tuple]:
+    """(task_id, attempt_no, speculative, host, status, kill_reason) of the task run twice."""
+    return rows(db, """
+        SELECT task_id, attempt_no, speculative, host, status, detail->>'kill_reason'
+        FROM events
+        WHERE kind = 'attempt_end'
+          AND task_id IN (SELECT task_id FROM events WHERE kind = 'attempt_start'
+                          GROUP BY task_id HAVING count(*) > 1)
+        ORDER BY attempt_no""")
+
+
+def test_speculative_double_write_records_both_attempts_and_their_files(rig_run):
+    workdir, facts = rig_run
+    db = workdir / "speculative.duckdb"
+    fact = facts["speculative"]
+    assert fact["errors"] == 0
+    attempts = attempts_of_retried_task(db)
+    assert [(a[1], a[2]) for a in attempts] == [(0, False), (1, True)], attempts
+    task_id = attempts[0][0]
+    partition = int(task_id.split(".")[1])
+    assert attempts[0][3] != attempts[1][3], "the speculative copy runs on the other host"
+    assert attempts[1][4] == "success"
+    # Both attempts published: a file per attempt, named by partition and attempt, in one partition.
+    files = rows(db, """
+        SELECT file_name, file_task, file_attempt, location, partition_spec, size
+        FROM events WHERE kind = 'file' ORDER BY file_name""")
+    mine = [f for f in files if int(f[1]) == partition]
+    assert [f[2] for f in mine] == [0, 1]
+    assert {(f[3], f[4]) for f in mine} == {(fact["location"].rsplit("/", 1)[0], "dt=2026-11-21")}
+    assert all(f[5] > 0 for f in mine)
+    assert sorted(f[0] for f in files) == fact["files"]
+    # The session's commit settings came along.
+    conf = dict(rows(db, "SELECT detail->>'key', detail->>'value' FROM events WHERE kind = 'conf'"))
+    assert conf["spark.speculation"] == "true"
+    assert conf["spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version"] in ("1", "2")
+
+
+def test_speculative_double_write_is_reported_by_analyze(rig_run, cli):
+    workdir, _ = rig_run
+    db = workdir / "speculative.duckdb"
+    task_id = attempts_of_retried_task(db)[0][0]
+    result = cli("analyze", "--format", "json", "--db", db)
+    findings = json.loads(result.out)
+    double = [f for f in findings if f["name"] == "double-commit"]
+    assert result.exit_code == 1 and double, result.out
+    assert any(task_id in json.dumps(f) or task_id.split(".")[1].zfill(6) in json.dumps(f) for f in double)
+
+
+def test_protected_write_shows_the_losing_attempt_and_no_double_commit(rig_run, cli):
+    workdir, facts = rig_run
+    db = workdir / "protected.duckdb"
+    fact = facts["protected"]
+    assert fact["errors"] == 0
+    attempts = attempts_of_retried_task(db)
+    assert [(a[1], a[2]) for a in attempts] == [(0, False), (1, True)], attempts
+    winner, loser = attempts[1], attempts[0]
+    assert winner[4] == "success"
+    assert loser[4] in ("killed", "commit_denied") and loser[5] != ""
+    # The SQL write is recorded with its target and mode, and its output was listed.
+    writes = rows(db, """
+        SELECT location, detail->'write'->>'mode', detail->'write'->>'format'
+        FROM events WHERE kind = 'query_start' AND location IS NOT NULL""")
+    assert writes == [(fact["location"], "Overwrite", "Parquet")]
+    parts = rows(db, """
+        SELECT file_task, write_uuid, query_id FROM events
+        WHERE kind = 'file' AND file_name LIKE 'part-%' AND detail->>'leftover' IS NULL
+        ORDER BY file_task""")
+    assert [p[0] for p in parts] == ["00000", "00001"]
+    assert len({p[1] for p in parts}) == 1, "one write job"
+    assert all(p[2] is not None for p in parts), "each file is tied to the write that made it"
+    success = rows(db, "SELECT count(*) FROM events WHERE kind = 'file' AND file_name = '_SUCCESS'")
+    assert success == [(1,)]
+    result = cli("analyze", "--format", "json", "--db", db)
+    assert not [f for f in json.loads(result.out) if f["name"] == "double-commit"], result.out
