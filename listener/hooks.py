@@ -44,7 +44,12 @@ class HooksListener:
         gateway = sc._gateway
         ensure_callback_server_started(gateway)
         self.methods = listener_methods(sc._jvm)
-        self.listener = listener_class(self.methods)(capture)
+        self.python_listener = listener_class(self.methods)(capture)
+        # py4j makes a new Java proxy each time a Python object is passed; keep the one the bus
+        # holds, or removeListener (which compares by reference) would not find it.
+        holder = sc._jvm.java.util.ArrayList()
+        holder.add(self.python_listener)
+        self.listener = holder.get(0)
         self.bus = sc._jsc.sc().listenerBus()
         self.bus.addToQueue(self.listener, HOOKS_QUEUE)
         self.attached = True
