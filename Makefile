@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test install check-java clean
+.PHONY: demo test install check-java clean test-pyspark35
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -35,6 +35,21 @@ demo: install check-java
 
 test: install check-java
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(MAKE) test-pyspark35
+
+# Live capture is also proven on PySpark 3.5: its tests run again in a second venv.
+VENV35  ?= .venv-pyspark35
+STAMP35 := $(VENV35)/.installed
+LIVE_TESTS := tests/test_live_capture.py tests/test_live_rig.py
+
+$(STAMP35): pyproject.toml
+	$(PYTHON) -m venv $(VENV35)
+	$(VENV35)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV35)/bin/python -m pip install --quiet 'pyspark==3.5.*' -e '.[test]'
+	@touch $(STAMP35)
+
+test-pyspark35: $(STAMP35) check-java
+	$(VENV35)/bin/python -m pytest $(LIVE_TESTS) $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) *.egg-info build commitsleuth-demo.duckdb commitsleuth-demo.html report.html
+	rm -rf $(VENV) $(VENV35) *.egg-info build commitsleuth-demo.duckdb commitsleuth-demo.html report.html

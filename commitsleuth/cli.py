@@ -260,11 +260,15 @@ def report(output: str, db: str) -> int:
               help="Store the demo writes (recreated on every run).")
 @click.option("--report", "report_path", metavar="FILE",
               help="HTML report the demo ends by writing  [default: the store's name with .html]")
-def demo(db: str, report_path: str | None) -> int:
+@click.option("--live/--no-live", default=True, show_default=True,
+              help="Also capture a live speculative double write on a local Spark cluster (Java 17+, under a minute).")
+def demo(db: str, report_path: str | None, live: bool) -> int:
     """Ingest the shipped sample logs, analyze them and show what commitsleuth finds.
 
     The sample is the real task log of a Hive merge job whose speculative map attempt
-    published its output twice (see commitsleuth/samples/seed000/SOURCE.md).
+    published its output twice (see commitsleuth/samples/seed000/SOURCE.md). Then, unless
+    --no-live, a speculative foreachPartition runs on a local Spark cluster with live capture
+    attached, and what was captured goes into the same store.
 
     \b
     Example:
@@ -278,6 +282,8 @@ def demo(db: str, report_path: str | None) -> int:
         click.echo(f"Ingested {len(ingested.results)} sample file(s): {ingested.events} events.")
         click.echo("")
         click.echo(findings_text(store, findings))
+    if live:
+        _demo_live(db)
     click.echo("")
     exe = "commitsleuth" if shutil.which("commitsleuth") else sys.argv[0] or "commitsleuth"
     click.echo(f"Explore it: {exe} query --db {db} double_commits")
@@ -287,6 +293,33 @@ def demo(db: str, report_path: str | None) -> int:
         written = write_report(store, report_path or os.path.splitext(db)[0] + ".html")
     click.echo(f"Report: {written.resolve()} (open it in a browser)")
     return EXIT_OK
+
+
+def _demo_live(db: str) -> None:
+    """The demo's live part: a speculative foreachPartition captured by the listener."""
+    import tempfile
+
+    from commitsleuth.demo import run_live_demo
+    from commitsleuth.forensics.analyze import analyze as run_analyze
+    from commitsleuth.render import findings_text
+
+    click.echo("")
+    click.echo("Live: a speculative foreachPartition on a local Spark cluster (a master and two workers "
+               "on 127.0.0.2 and 127.0.0.3), captured with commitsleuth.listener.attach ...")
+    with tempfile.TemporaryDirectory(prefix="commitsleuth-demo-") as work:
+        live = run_live_demo(db, work)
+    if live.error:
+        click.echo(f"  live part skipped: {live.error}")
+        return
+    for task, attempt, speculative, host, status in live.attempts:
+        kind = "speculative copy" if speculative else "first attempt"
+        click.echo(f"  task {task} attempt {attempt} ({kind}) on {host}: {status}")
+    for name, task, attempt, part in live.files:
+        click.echo(f"  file {name} in {part}: written by task {int(task)} attempt {attempt}")
+    with Store(db) as store:
+        findings = [f for f in run_analyze(store) if f.location and live.location.startswith(f.location)]
+        click.echo("")
+        click.echo(findings_text(store, findings) if findings else "  analyze: no finding for the live run")
 
 
 @cli.command()

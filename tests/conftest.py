@@ -82,8 +82,8 @@ def spark():
 
 @pytest.fixture(scope="session")
 def spark_rig(tmp_path_factory):
-    """A Spark standalone master and two workers on 127.0.0.2 / 127.0.0.3 (see live_rig.py)."""
-    from live_rig import start_rig, stop_rig
+    """A Spark standalone master and two workers on 127.0.0.2 / 127.0.0.3 (listener/rig.py)."""
+    from commitsleuth.listener.rig import start_rig, stop_rig
 
     rig = start_rig(tmp_path_factory.mktemp("spark-rig"))
     try:

@@ -18,7 +18,7 @@ A1 = "attempt_201304111550_268234_m_000005_1"
 
 
 def test_demo_prints_the_double_commit_with_evidence(cli, tmp_path):
-    r = cli("demo", "--db", tmp_path / "demo.duckdb")
+    r = cli("demo", "--db", tmp_path / "demo.duckdb", "--no-live")  # live part: test_live_demo.py
     assert r.exit_code == 0, r.err
     assert "CS101 double-commit [high] - 1 finding" in r.out
     assert "  hp_cal_month=2013-04 in hdfs://10.2.6.102/tmp/hive-deploy/" in r.out

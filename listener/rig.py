@@ -1,5 +1,7 @@
 """A real Spark standalone cluster on loopback: one master and two workers on two addresses.
 
+Used by the tests (the ``spark_rig`` fixture) and by ``commitsleuth demo``.
+
 Local mode never launches a speculative copy (one host); two workers on 127.0.0.2 and
 127.0.0.3 are two hosts to Spark's scheduler, so it does. Started with the installed PySpark's
 own ``spark-class``; every wait is bounded and everything started is stopped by process group.

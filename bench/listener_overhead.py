@@ -1,0 +1,143 @@
+"""What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
+
+    .venv/bin/python bench/listener_overhead.py [--rounds 3] [--tasks 20000]
+
+Each round runs the same job three ways, in rotating order: with no listener (the baseline),
+with commitsleuth attached, and with the obvious design (a Python SparkListener that calls
+``JsonProtocol.sparkEventToJsonString`` per event and inserts each event into DuckDB). It prints
+the wall time of each run, the median ratio against the baseline of the same round, the task
+ends each listener stored against the number Spark ran, and Spark's dropped-event counters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+from pyspark.sql import SparkSession
+
+from commitsleuth.listener import attach
+from commitsleuth.listener.hooks import listener_class
+from commitsleuth.listener.jvm import dropped_events, listener_methods
+from commitsleuth.parsers.spark_events import SparkEventDecoder
+from commitsleuth.store import Store
+
+
+class NaiveListener:
+    """Per event: serialise through py4j, decode, INSERT one row. On Spark's shared queue."""
+
+    def __init__(self, spark, db: Path):
+        sc = spark.sparkContext
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        ensure_callback_server_started(sc._gateway)
+        Store(db).close()  # schema
+        self.con = duckdb.connect(str(db))
+        self.decoder = SparkEventDecoder(app_id=sc.applicationId)
+        self.protocol = sc._jvm.org.apache.spark.util.JsonProtocol
+        self.lock = threading.Lock()
+        self.task_ends = 0
+        self.next_id = 1
+
+        def on_event(this, event):
+            text = self.protocol.sparkEventToJsonString(event)
+            with self.lock:
+                for ev in self.decoder.decode(json.loads(text), raw=text):
+                    self.con.execute(
+                        "INSERT INTO events (event_id, kind, ts, task_id, attempt_no, stage_id, status, raw)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [self.next_id, ev.kind, ev.ts, ev.task_id, ev.attempt_no, ev.stage_id, ev.status, ev.raw])
+                    self.next_id += 1
+                    self.task_ends += ev.kind == "attempt_end"
+
+        cls = listener_class(listener_methods(sc._jvm))
+        for name in listener_methods(sc._jvm):
+            setattr(cls, name, on_event)
+        holder = sc._jvm.java.util.ArrayList()
+        holder.add(cls(None))
+        self.jlistener = holder.get(0)
+        self.bus = sc._jsc.sc().listenerBus()
+        sc._jsc.sc().addSparkListener(self.jlistener)
+
+    def wait_idle(self, expected: int, timeout: float = 600) -> None:
+        deadline = time.monotonic() + timeout
+        last, still = -1, 0
+        while time.monotonic() < deadline and self.task_ends < expected:
+            time.sleep(0.5)
+            still = still + 1 if self.task_ends == last else 0
+            if still > 20:  # no progress for 10 s: the rest was dropped
+                break
+            last = self.task_ends
+
+    def detach(self) -> None:
+        self.bus.removeListener(self.jlistener)
+        self.con.close()
+
+
+def run_job(spark, tasks: int) -> float:
+    t0 = time.perf_counter()
+    spark.range(0, tasks, 1, tasks).count()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tasks", type=int, default=20_000)
+    args = ap.parse_args()
+    spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.host", "127.0.0.1").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    run_job(spark, 2000)  # JIT and class loading out of the first measured run
+    tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
+    times: dict[str, list[float]] = {"none": [], "commitsleuth": [], "naive": []}
+    captured: dict[str, list[str]] = {"commitsleuth": [], "naive": []}
+    ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
+    order = ["none", "commitsleuth", "naive"]
+    drops_before = dropped_events(spark.sparkContext)
+    for rnd in range(args.rounds):
+        this_round = {}
+        for variant in order[rnd % 3:] + order[: rnd % 3]:
+            db = tmp / f"{variant}-{rnd}.duckdb"
+            expected = args.tasks + 1  # the count's second stage runs one task
+            if variant == "none":
+                this_round[variant] = run_job(spark, args.tasks)
+            elif variant == "commitsleuth":
+                handle = attach(spark, db=db)
+                this_round[variant] = run_job(spark, args.tasks)
+                handle.detach()
+                with Store(db, read_only=True) as store:
+                    got = store.count("events WHERE kind = 'attempt_end'")
+                captured[variant].append(f"{got}/{expected}")
+            else:
+                naive = NaiveListener(spark, db)
+                this_round[variant] = run_job(spark, args.tasks)
+                naive.wait_idle(expected)
+                naive.detach()
+                captured[variant].append(f"{naive.task_ends}/{expected}")
+            times[variant].append(this_round[variant])
+            print(f"round {rnd + 1} {variant:12s} {this_round[variant]:7.2f} s", flush=True)
+        for variant in ratios:
+            ratios[variant].append(this_round[variant] / this_round["none"])
+    drops_after = dropped_events(spark.sparkContext)
+    dropped = {q: n - drops_before.get(q, 0) for q, n in drops_after.items() if n - drops_before.get(q, 0)}
+    print()
+    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.rounds} rounds")
+    print(f"no listener      median {statistics.median(times['none']):7.2f} s")
+    for variant in ratios:
+        print(f"{variant:16s} median {statistics.median(times[variant]):7.2f} s  "
+              f"ratio {statistics.median(ratios[variant]):.3f} (per round: "
+              f"{', '.join(f'{r:.3f}' for r in ratios[variant])})  task ends stored {', '.join(captured[variant])}")
+    print(f"events dropped by Spark, per queue: {dropped or 'none'}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
