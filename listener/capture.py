@@ -93,6 +93,7 @@ class LiveCapture:
         self._stop = threading.Event()
         self._pending = _Pending()
         self._writes: dict[str, _Write] = {}
+        self._tables: dict[str, str] = {}
         self._to_list: list[_Write] = []
         self._source_id: int | None = None
         self._inventory_sources: dict[str, int] = {}
@@ -228,8 +229,11 @@ class LiveCapture:
             target = write_target(event.get("physicalPlanDescription"))
             if target is None:
                 return
+            root = str(event.get("rootExecutionId", ev.query_id))
             ev.location = target.path
-            ev.table_name = target.table
+            ev.table_name = target.table or self._tables.get(root) or self._tables.get(ev.query_id)
+            if target.table:  # a CTAS's nested insert (same root execution) inherits the table
+                self._tables[ev.query_id] = self._tables[root] = target.table
             ev.detail = {**(ev.detail or {}), "write": target.as_detail()}
             if target.path:
                 self._writes[ev.query_id] = _Write(ev.query_id, target.path, ev.ts)

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 _COMMAND = re.compile(
-    r"^\(\d+\) Execute (?P<cmd>InsertIntoHadoopFsRelationCommand|InsertIntoHiveTable)\s*$", re.M
+    r"^\(\d+\) Execute (?P<cmd>InsertIntoHadoopFsRelationCommand|InsertIntoHiveTable"
+    r"|CreateDataSourceTableAsSelectCommand|CreateHiveTableAsSelectCommand)\s*$", re.M
 )
 _ARGS = re.compile(r"^Arguments: (?P<args>.*)$", re.M)
 _MODE = re.compile(r", (?P<mode>Overwrite|Append|ErrorIfExists|Ignore),")
@@ -60,6 +61,10 @@ def write_target(plan: str | None) -> WriteTarget | None:
     fields = _split_top(args)
     mode = _MODE.search(args)
     table = _TABLE.search(args)
+    if cmd["cmd"].startswith("Create"):
+        # CTAS: the table is named here; the files are written by a nested insert execution.
+        return WriteTarget(cmd["cmd"], None, mode["mode"] if mode else None, (), None,
+                           f"{table['db']}.{table['table']}" if table else None)
     if cmd["cmd"] == "InsertIntoHiveTable":
         return WriteTarget(cmd["cmd"], None, "Overwrite" if ", true," in args else "Append", (),
                            "hive", f"{table['db']}.{table['table']}" if table else None)

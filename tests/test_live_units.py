@@ -1,0 +1,69 @@
+"""The pieces of live capture that need no Spark: the spool reader and the plan reader."""
+
+from __future__ import annotations
+
+from commitsleuth.listener.inventory import leftover
+from commitsleuth.listener.plan import normalize_path, write_target
+from commitsleuth.listener.tail import SpoolTail
+
+# As Spark 4.x prints it (Spark 3.5 prints the same Arguments line).
+PARTITIONED = """== Physical Plan ==
+Execute InsertIntoHadoopFsRelationCommand (5)
+
+(5) Execute InsertIntoHadoopFsRelationCommand
+Input: []
+Arguments: file:/tmp/i3/out, false, [p#7L], Parquet, [__partition_columns=["p"], path=/tmp/i3/out], Overwrite, [id, p]
+"""
+# Spark 3.5.9, DataFrameWriter.insertInto on a partitioned table (from a live capture).
+TABLE = """(5) Execute InsertIntoHadoopFsRelationCommand
+Input: []
+Arguments: file:/tmp/i3/wh35/sales, false, [dt#13L], Parquet, [path=file:/tmp/i3/wh35/sales], Append, `spark_catalog`.`default`.`sales`, org.apache.spark.sql.execution.datasources.CatalogFileIndex(file:/tmp/i3/wh35/sales), [id, dt]
+"""
+# Spark 3.5.9, saveAsTable: the CTAS names the table; a nested insert writes the files.
+CTAS = """(1) Execute CreateDataSourceTableAsSelectCommand
+Output: []
+Arguments: `spark_catalog`.`default`.`sales`, ErrorIfExists, [id, dt]
+"""
+
+
+def test_a_half_written_last_line_waits_for_its_end(tmp_path):
+    spool = tmp_path / "app.inprogress"
+    spool.write_bytes(b'{"Event":"A"}\n{"Event":"B"}\n{"Eve')
+    tail = SpoolTail(spool)
+    assert [(n, off, text) for n, off, text in tail.read()] == [(1, 0, '{"Event":"A"}'), (2, 14, '{"Event":"B"}')]
+    assert tail.read() == []
+    with open(spool, "ab") as fh:
+        fh.write(b'nt":"C"}\n')
+    assert tail.read() == [(3, 28, '{"Event":"C"}')]
+    assert tail.offset == spool.stat().st_size
+
+
+def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path):
+    spool = tmp_path / "app.inprogress"
+    long = '{"Event":"' + "x" * 5000 + '"}'
+    spool.write_text(long + "\n" + '{"Event":"B"}\n')
+    tail = SpoolTail(spool)
+    assert [t for _, _, t in tail.read(limit=1000)] == [long]
+    assert [t for _, _, t in tail.read(limit=1000)] == ['{"Event":"B"}']
+
+
+def test_write_target_of_a_partitioned_path_and_a_table():
+    t = write_target(PARTITIONED)
+    assert (t.path, t.mode, t.partition_columns, t.file_format, t.table) == (
+        "file:///tmp/i3/out", "Overwrite", ("p",), "Parquet", None)
+    t = write_target(TABLE)
+    assert (t.path, t.mode, t.partition_columns, t.file_format, t.table) == (
+        "file:///tmp/i3/wh35/sales", "Append", ("dt",), "Parquet", "default.sales")
+    t = write_target(CTAS)
+    assert (t.command, t.path, t.mode, t.table) == (
+        "CreateDataSourceTableAsSelectCommand", None, "ErrorIfExists", "default.sales")
+    assert write_target("== Physical Plan ==\nAdaptiveSparkPlan (6)\n") is None
+    assert write_target(None) is None
+
+
+def test_paths_and_leftovers():
+    assert normalize_path("file:/tmp/x") == "file:///tmp/x"
+    assert normalize_path("hdfs://nn/x") == "hdfs://nn/x"
+    assert leftover("file:///t/_temporary/0/_temporary/attempt_1/p=1/part-0") == "_temporary"
+    assert leftover("s3a://b/t/.spark-staging-0f3e/p=1/part-0") == ".spark-staging"
+    assert leftover("file:///t/p=1/part-0") is None
