@@ -2,6 +2,7 @@
 
     python live_driver.py rig MASTER_URL WORKDIR   # speculative double write + protected write
     python live_driver.py sigkill DB               # jobs until the test SIGKILLs this process
+    python live_driver.py stop DB                  # a job, spark.stop() and exit, never detached
 
 A driver process is needed because one Python process holds one SparkContext (the tests'
 own local session is another), and because the SIGKILL test must kill a driver, not pytest.
@@ -67,9 +68,20 @@ def sigkill(db: str) -> None:
     attach(spark, db=db)
     say(attached=True)
     for job in range(10_000):
-        spark.range(0, 40, 1, 8).count()
+        spark.range(0, 40, 1, 4).count()
         say(job=job, done=time.time())
 
 
+def stop_without_detach(db: str) -> None:
+    """The user never detaches: spark.stop() and interpreter exit must neither hang nor lose."""
+    spark = (SparkSession.builder.master("local[2]").appName("commitsleuth-stop")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .getOrCreate())
+    attach(spark, db=db, interval=30.0)  # no timed load: only the stop and exit paths write
+    spark.range(0, 100, 1, 5).count()
+    spark.stop()
+    say(stopped=time.time())
+
+
 if __name__ == "__main__":
-    {"rig": rig, "sigkill": sigkill}[sys.argv[1]](*sys.argv[2:])
+    {"rig": rig, "sigkill": sigkill, "stop": stop_without_detach}[sys.argv[1]](*sys.argv[2:])
