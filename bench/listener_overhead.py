@@ -7,12 +7,17 @@ with commitsleuth attached, and with the obvious design (a Python SparkListener 
 ``JsonProtocol.sparkEventToJsonString`` per event and inserts each event into DuckDB). It prints
 the wall time of each run, the median ratio against the baseline of the same round, the task
 ends each listener stored against the number Spark ran, and Spark's dropped-event counters.
+Because the machine may be shared, it also prints the CPU seconds each run cost the driver
+(JVM + Python, from attach to the last event stored), which other processes' load disturbs far
+less than wall time, and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import tempfile
 import threading
@@ -80,6 +85,16 @@ class NaiveListener:
         self.con.close()
 
 
+def cpu_seconds(spark) -> float:
+    """CPU time of this driver: the JVM and the Python process, all threads (Linux /proc)."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    jvm = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return jvm + usage.ru_utime + usage.ru_stime
+
+
 def run_job(spark, tasks: int) -> float:
     t0 = time.perf_counter()
     spark.range(0, tasks, 1, tasks).count()
@@ -98,14 +113,17 @@ def main() -> None:
     run_job(spark, 2000)  # JIT and class loading out of the first measured run
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
     times: dict[str, list[float]] = {"none": [], "commitsleuth": [], "naive": []}
+    cpu: dict[str, list[float]] = {"none": [], "commitsleuth": [], "naive": []}
+    cpu_ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
     captured: dict[str, list[str]] = {"commitsleuth": [], "naive": []}
     ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
     order = ["none", "commitsleuth", "naive"]
     drops_before = dropped_events(spark.sparkContext)
     for rnd in range(args.rounds):
-        this_round = {}
+        this_round, this_cpu = {}, {}
         for variant in order[rnd % 3:] + order[: rnd % 3]:
             db = tmp / f"{variant}-{rnd}.duckdb"
+            cpu0 = cpu_seconds(spark)
             expected = args.tasks + 1  # the count's second stage runs one task
             if variant == "none":
                 this_round[variant] = run_job(spark, args.tasks)
@@ -122,19 +140,27 @@ def main() -> None:
                 naive.wait_idle(expected)
                 naive.detach()
                 captured[variant].append(f"{naive.task_ends}/{expected}")
+            this_cpu[variant] = cpu_seconds(spark) - cpu0
             times[variant].append(this_round[variant])
-            print(f"round {rnd + 1} {variant:12s} {this_round[variant]:7.2f} s", flush=True)
+            cpu[variant].append(this_cpu[variant])
+            print(f"round {rnd + 1} {variant:12s} wall {this_round[variant]:7.2f} s  cpu {this_cpu[variant]:7.2f} s"
+                  f"  load {os.getloadavg()[0]:.1f}", flush=True)
         for variant in ratios:
             ratios[variant].append(this_round[variant] / this_round["none"])
+            cpu_ratios[variant].append(this_cpu[variant] / this_cpu["none"])
     drops_after = dropped_events(spark.sparkContext)
     dropped = {q: n - drops_before.get(q, 0) for q, n in drops_after.items() if n - drops_before.get(q, 0)}
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.rounds} rounds")
-    print(f"no listener      median {statistics.median(times['none']):7.2f} s")
+    print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
+          f"cpu median {statistics.median(cpu['none']):7.2f} s")
     for variant in ratios:
-        print(f"{variant:16s} median {statistics.median(times[variant]):7.2f} s  "
+        print(f"{variant:16s} wall median {statistics.median(times[variant]):7.2f} s  "
               f"ratio {statistics.median(ratios[variant]):.3f} (per round: "
-              f"{', '.join(f'{r:.3f}' for r in ratios[variant])})  task ends stored {', '.join(captured[variant])}")
+              f"{', '.join(f'{r:.3f}' for r in ratios[variant])})")
+        print(f"{'':16s} cpu  median {statistics.median(cpu[variant]):7.2f} s  "
+              f"ratio {statistics.median(cpu_ratios[variant]):.3f} (per round: "
+              f"{', '.join(f'{r:.3f}' for r in cpu_ratios[variant])})  task ends stored {', '.join(captured[variant])}")
     print(f"events dropped by Spark, per queue: {dropped or 'none'}")
     spark.stop()
 
