@@ -119,6 +119,15 @@ def main() -> None:
     ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
     order = ["none", "commitsleuth", "naive"]
     drops_before = dropped_events(spark.sparkContext)
+    dropped: dict[str, dict[str, int]] = {}
+
+    def note_drops(spark, variant: str) -> None:
+        """Read while the variant's queues still exist (a queue with no listener is removed)."""
+        for queue, n in dropped_events(spark.sparkContext).items():
+            if n > drops_before.get(queue, 0):
+                per = dropped.setdefault(variant, {})
+                per[queue] = per.get(queue, 0) + n - drops_before.get(queue, 0)
+                drops_before[queue] = n
     for rnd in range(args.rounds):
         this_round, this_cpu = {}, {}
         for variant in order[rnd % 3:] + order[: rnd % 3]:
@@ -127,9 +136,12 @@ def main() -> None:
             expected = args.tasks + 1  # the count's second stage runs one task
             if variant == "none":
                 this_round[variant] = run_job(spark, args.tasks)
+                note_drops(spark, variant)
             elif variant == "commitsleuth":
                 handle = attach(spark, db=db)
                 this_round[variant] = run_job(spark, args.tasks)
+                handle.flush()
+                note_drops(spark, variant)
                 handle.detach()
                 with Store(db, read_only=True) as store:
                     got = store.count("events WHERE kind = 'attempt_end'")
@@ -138,6 +150,7 @@ def main() -> None:
                 naive = NaiveListener(spark, db)
                 this_round[variant] = run_job(spark, args.tasks)
                 naive.wait_idle(expected)
+                note_drops(spark, variant)
                 naive.detach()
                 captured[variant].append(f"{naive.task_ends}/{expected}")
             this_cpu[variant] = cpu_seconds(spark) - cpu0
@@ -148,8 +161,6 @@ def main() -> None:
         for variant in ratios:
             ratios[variant].append(this_round[variant] / this_round["none"])
             cpu_ratios[variant].append(this_cpu[variant] / this_cpu["none"])
-    drops_after = dropped_events(spark.sparkContext)
-    dropped = {q: n - drops_before.get(q, 0) for q, n in drops_after.items() if n - drops_before.get(q, 0)}
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.rounds} rounds")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
@@ -161,7 +172,8 @@ def main() -> None:
         print(f"{'':16s} cpu  median {statistics.median(cpu[variant]):7.2f} s  "
               f"ratio {statistics.median(cpu_ratios[variant]):.3f} (per round: "
               f"{', '.join(f'{r:.3f}' for r in cpu_ratios[variant])})  task ends stored {', '.join(captured[variant])}")
-    print(f"events dropped by Spark, per queue: {dropped or 'none'}")
+    for variant in ("none", "commitsleuth", "naive"):
+        print(f"events Spark dropped with {variant}: {dropped.get(variant) or 'none'}")
     spark.stop()
 
 

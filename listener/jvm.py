@@ -76,16 +76,16 @@ class SpoolWriter:
 
 
 def dropped_events(sc) -> dict[str, int]:
-    """Events Spark dropped per listener-bus queue since the application started."""
+    """Events Spark dropped per listener-bus queue since the application started (queues that
+    were removed since keep their counters)."""
+    counters = sc._jsc.sc().listenerBus().metrics().metricRegistry().getCounters()
     out = {}
-    bus = sc._jsc.sc().listenerBus()
-    queues = bus.activeQueues()
-    it = queues.iterator()
+    it = counters.entrySet().iterator()
     while it.hasNext():
-        name = it.next()
-        counter = bus.metrics().metricRegistry().getCounters().get(
-            f"queue.{name}.numDroppedEvents")
-        out[name] = int(counter.getCount()) if counter is not None else 0
+        entry = it.next()
+        name = entry.getKey()
+        if name.startswith("queue.") and name.endswith(".numDroppedEvents"):
+            out[name[len("queue."):-len(".numDroppedEvents")]] = int(entry.getValue().getCount())
     return out
 
 

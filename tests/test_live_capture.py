@@ -101,8 +101,10 @@ def test_another_process_reads_the_store_while_capture_runs(spark, db_path):
     assert seen == sorted(seen) and seen[-1] >= 3 and seen[0] >= 1
 
 
-def test_partial_output_of_a_failed_v2_write_is_on_record(spark, tmp_path):
-    """Algorithm v2 publishes task output at task commit: a failed job leaves 7 of 8 files."""
+@pytest.fixture(scope="module")
+def partial_runs(spark, tmp_path_factory):
+    """The same failing write under committer algorithm 2 and 1, each captured into a store."""
+    tmp = tmp_path_factory.mktemp("partial")
     results = {}
     hconf = spark.sparkContext._jsc.hadoopConfiguration()
     key = "mapreduce.fileoutputcommitter.algorithm.version"
@@ -110,7 +112,7 @@ def test_partial_output_of_a_failed_v2_write_is_on_record(spark, tmp_path):
     try:
         for version in ("2", "1"):
             hconf.set(key, version)
-            db, out = tmp_path / f"v{version}.duckdb", tmp_path / f"out-v{version}"
+            db, out = tmp / f"v{version}.duckdb", tmp / f"out-v{version}"
             # Partition 7 sleeps, so the seven others commit, then fails on every attempt.
             df = spark.range(0, 80, 1, 8).selectExpr(
                 "id", "reflect('java.lang.Thread', 'sleep', if(spark_partition_id() = 7, bigint(2500), bigint(0))) AS z"
@@ -121,22 +123,37 @@ def test_partial_output_of_a_failed_v2_write_is_on_record(spark, tmp_path):
             results[version] = (db, out)
     finally:
         hconf.set(key, old) if old is not None else hconf.unset(key)
-    for version, (db, out) in results.items():
+    return results
+
+
+def test_partial_output_of_a_failed_v2_write_is_on_record(partial_runs):
+    """Algorithm v2 publishes task output at task commit: a failed job leaves 7 of 8 files."""
+    key = "mapreduce.fileoutputcommitter.algorithm.version"
+    for version, (db, out) in partial_runs.items():
         ends = rows(db, "SELECT status, location FROM events WHERE kind = 'query_end' AND location IS NOT NULL")
         assert ends == [("failed", "file://" + str(out))]
         conf = dict(rows(db, "SELECT detail->>'key', detail->>'value' FROM events WHERE kind = 'conf'"))
         assert conf[f"spark.hadoop.{key}"] == version
         failed = rows(db, "SELECT count(*) FROM events WHERE kind = 'attempt_end' AND status = 'failed'")[0][0]
         assert failed >= 1
-    db2, out2 = results["2"]
+    db2, out2 = partial_runs["2"]
     parts = rows(db2, """SELECT file_task, write_uuid, query_id FROM events
                          WHERE kind = 'file' AND file_name LIKE 'part-%' AND detail->>'leftover' IS NULL""")
     on_disk = sorted(p.name for p in out2.glob("part-*"))
     assert len(parts) == len(on_disk) == 7
     assert len({p[1] for p in parts}) == 1 and all(p[2] is not None for p in parts)
-    db1, _ = results["1"]
+    db1, _ = partial_runs["1"]
     assert rows(db1, """SELECT count(*) FROM events WHERE kind = 'file' AND file_name LIKE 'part-%'
                         AND detail->>'leftover' IS NULL""") == [(0,)]
+
+
+def test_partial_output_is_reported_for_v2_and_not_for_v1(partial_runs, cli):
+    found = {}
+    for version, (db, out) in partial_runs.items():
+        result = cli("analyze", "--format", "json", "--db", db)
+        found[version] = [f for f in json.loads(result.out) if f["name"] == "partial-output"]
+    assert found["2"] and not found["1"], found
+    assert all(f["location"] == "file://" + str(partial_runs["2"][1]) for f in found["2"])
 
 
 def test_two_writers_on_one_partition_overlap_and_leave_two_write_jobs(spark, tmp_path):
