@@ -41,7 +41,9 @@ from commitsleuth.store import Store, default_db_path
 log = logging.getLogger("commitsleuth.listener")
 
 FLUSH_INTERVAL = 0.5
-MAX_PENDING = 200_000  # decoded events held while the store is locked; beyond, the spool waits
+BATCH = 20_000  # events per store write when the spool has a backlog
+MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
+SPOOL_CHUNK = 4 << 20  # bytes read from the spool at a time
 _counter = itertools.count(1)
 
 
@@ -121,7 +123,7 @@ class LiveCapture:
             target = self.tail.size()  # what Spark had emitted when flush() was called
         while True:
             with self._lock:
-                ok = self._step(read_all=True)
+                ok = self._step()
                 drained = ok and self.tail.offset >= target and not len(self._pending)
             if drained or time.monotonic() > deadline:
                 return drained
@@ -133,7 +135,7 @@ class LiveCapture:
             before = self.stats.files
             for p in paths:
                 self._list(_Write(query_id=None, location=p, start=None))
-            self._write_pending()
+            self._write_pending()  # a locked store keeps them pending for the next round
             return self.stats.files - before
 
     def detach(self, timeout: float = 30.0) -> None:
@@ -177,7 +179,7 @@ class LiveCapture:
                 break
             with self._lock:
                 self._flush_jvm()
-                self._step(read_all=False)
+                self._step()
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the hooks listener, must stay cheap."""
@@ -194,19 +196,19 @@ class LiveCapture:
         if self.spool.attached:
             self._guard(self.spool.flush)
 
-    def _step(self, read_all: bool) -> bool:
-        """Read, decode, write one round; True when the spool and the pending list are empty."""
+    def _step(self) -> bool:
+        """Read, decode and write what the spool holds, in batches; False after an error."""
         try:
-            while len(self._pending) < MAX_PENDING:
-                lines = self.tail.read()
-                if not lines:
-                    break
-                self._decode(lines)
-                if not read_all:
-                    break
-            while self._to_list:
-                self._list(self._to_list.pop(0))
-            self._write_pending()
+            while True:
+                lines = self.tail.read(SPOOL_CHUNK) if len(self._pending) < MAX_PENDING else []
+                if lines:
+                    self._decode(lines)
+                while self._to_list:
+                    self._list(self._to_list.pop(0))
+                if not lines or len(self._pending) >= BATCH:
+                    written = self._write_pending()
+                    if not lines or not written:
+                        break  # caught up, or the store is locked: the rest waits in the spool
         except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
             self._count_error(exc)
             return False
@@ -261,9 +263,10 @@ class LiveCapture:
         self._pending.inventory.setdefault(w.location, []).extend(files)
 
     # -- the store ---------------------------------------------------------------------------
-    def _write_pending(self) -> None:
+    def _write_pending(self) -> bool:
+        """One transaction with everything pending; False when the store is locked."""
         if not len(self._pending):
-            return
+            return True
         try:
             store = Store(self.db)
         except StoreLockedError as exc:
@@ -272,7 +275,7 @@ class LiveCapture:
                 self._told_locked = True
                 log.warning("commitsleuth: %s; live events are kept in %s and written when it "
                             "is free", exc, self.spool_dir)
-            return
+            return False
         with store:
             if self._source_id is None:
                 self._source_id = store.add_source(f"live:{self.app_id}", "live", format="spark-live")
@@ -305,6 +308,7 @@ class LiveCapture:
         if self._told_locked:
             log.warning("commitsleuth: %s is free again; live capture caught up", self.db)
             self._told_locked = False
+        return True
 
     def _finish_source(self, status: str) -> None:
         if self._source_id is None:

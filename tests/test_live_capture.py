@@ -211,7 +211,7 @@ def test_a_sigkilled_driver_leaves_every_event_older_than_the_flush_bound(tmp_pa
             fact = json.loads(line)
             if "job" in fact:
                 done[fact["job"]] = fact["done"]
-            if len(done) >= 6 or time.monotonic() > deadline:
+            if len(done) >= 4 or time.monotonic() > deadline:
                 break
         killed_at = time.time()
         os.kill(proc.pid, signal.SIGKILL)  # the Python driver, mid-job
@@ -221,9 +221,9 @@ def test_a_sigkilled_driver_leaves_every_event_older_than_the_flush_bound(tmp_pa
             os.killpg(proc.pid, signal.SIGKILL)  # its JVM, in the group we created
         except ProcessLookupError:
             pass
-    assert len(done) >= 6, "the driver ran its jobs"
+    assert len(done) >= 4, "the driver ran its jobs"
     old = [job for job, t in done.items() if t < killed_at - FLUSH_BOUND]
-    assert len(old) >= 3
+    assert len(old) >= 2
     stored = {int(j) for (j,) in rows(db, "SELECT job_id FROM events WHERE kind = 'job_end'")}
     assert set(old) <= stored
     # Every task of those jobs ended on record too.
