@@ -62,7 +62,10 @@ class Lister:
             if name.rsplit("/", 1)[-1] == "_SUCCESS":
                 detail["success_marker"] = True
                 if st.getLen() > 0:
-                    detail["manifest"] = self._manifest(fs, st)
+                    detail["manifest"] = manifest = self._manifest(fs, st)
+                    commit = _manifest_commit(manifest, ev)
+                    if commit is not None:
+                        out.append(commit)
             if query_id is not None and window and _within(ev.ts, window):
                 ev.query_id = query_id  # written while that SQL write ran
             ev.detail = detail
@@ -82,8 +85,20 @@ class Lister:
             doc = json.loads(data.decode("utf-8"))
         except ValueError:
             return "not JSON"
-        keep = ("name", "committer", "jobId", "timestamp", "hostname", "filenames")
+        keep = ("name", "committer", "jobId", "jobIdSource", "timestamp", "hostname", "success", "filenames")
         return {k: doc[k] for k in keep if k in doc} if isinstance(doc, dict) else "not an object"
+
+
+def _manifest_commit(manifest, marker: Event) -> Event | None:
+    """A committer's manifest names the job it committed (Spark's ``writeJobUUID``, which is
+    not the UUID in the part-file names)."""
+    if not isinstance(manifest, dict) or not manifest.get("jobId") or manifest.get("success") is False:
+        return None
+    ts = _utc_ms(manifest["timestamp"]) if isinstance(manifest.get("timestamp"), int) else marker.ts
+    return Event("job_commit", ts=ts, job_id=str(manifest["jobId"]), path=marker.path,
+                 location=marker.location,
+                 detail={"from": "_SUCCESS manifest", "committer": manifest.get("committer"),
+                         "job_id_source": manifest.get("jobIdSource")})
 
 
 def _utc_ms(ms: int) -> dt.datetime:

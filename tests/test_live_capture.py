@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from commitsleuth.listener import attach
@@ -250,3 +251,24 @@ def test_spark_stop_and_exit_without_detach_neither_hang_nor_lose_events(tmp_pat
     tasks = rows(db, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
     assert kinds["attempt_end"] == tasks >= 5
     assert rows(db, "SELECT status FROM sources WHERE kind = 'live'") == [("ok",)]
+
+
+@pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
+                    reason="Hadoop's manifest committer ships with Hadoop 3.3.5+, PySpark 4+")
+def test_a_committers_success_manifest_is_read_and_names_the_committed_write_job(spark, tmp_path):
+    db, out = tmp_path / "manifest.duckdb", tmp_path / "out"
+    hconf = spark.sparkContext._jsc.hadoopConfiguration()
+    key = "mapreduce.outputcommitter.factory.scheme.file"
+    hconf.set(key, "org.apache.hadoop.mapreduce.lib.output.committer.manifest.ManifestCommitterFactory")
+    try:
+        with attach(spark, db=db):
+            spark.range(0, 10, 1, 2).write.csv(str(out))
+    finally:
+        hconf.unset(key)
+    (manifest,) = rows(db, "SELECT detail->'manifest' FROM events WHERE kind = 'file' AND file_name = '_SUCCESS'")[0]
+    manifest = json.loads(manifest)
+    assert manifest["committer"].endswith("ManifestCommitter") and manifest["success"] is True
+    assert manifest["jobIdSource"] == "spark.sql.sources.writeJobUUID"
+    assert manifest["name"].startswith("org.apache.hadoop")
+    commits = rows(db, "SELECT job_id, location FROM events WHERE kind = 'job_commit'")
+    assert commits == [(manifest["jobId"], "file://" + str(out))]
