@@ -64,8 +64,15 @@ def cli(debug: bool) -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--format", "format_name", metavar="NAME", help="Parse every file as this format (see 'formats').")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="spark: parse inside PySpark (any Hadoop path: hdfs://, s3a://, …) into Parquet.")
+@click.option("--master", metavar="URL", help="Spark master for --engine spark (default local[*], "
+              "or spark-submit's).")
+@click.option("--out", metavar="DIR", default="commitsleuth-parquet", show_default=True,
+              help="Parquet output of --engine spark (any Hadoop path); a local one is loaded into --db.")
 @db_option
-def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
+def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master: str | None,
+           out: str, db: str) -> int:
     """Read log files, directories (recursively) and globs into the store.
 
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
@@ -75,7 +82,10 @@ def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
     \b
     Example:
       commitsleuth ingest /var/log/hive/hive.log* 'userlogs/**/stdout'
+      commitsleuth ingest --engine spark --master yarn --out hdfs:///tmp/cs 'hdfs:///logs/2017-08-*'
     """
+    if engine == "spark":
+        return _ingest_spark(paths, format_name, master, out, db)
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
 
     with Store(db) as store:
@@ -96,6 +106,54 @@ def ingest(paths: tuple[str, ...], format_name: str | None, db: str) -> int:
     for r in report.failed:
         click.echo(f"Error: {r.uri}: {r.reason}", err=True)
     return EXIT_USAGE if report.failed else EXIT_OK
+
+
+def _ingest_spark(paths, format_name, master, out, db) -> int:
+    from commitsleuth.spark_engine import ingest_spark
+
+    report = ingest_spark(list(paths), out, master=master, format_name=format_name)
+    counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped")}
+    counts["unchanged"] = report.unchanged
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    rejected = sum(s["rejected"] for s in report.sources)
+    n = len(report.sources) + report.unchanged
+    click.echo(f"spark: parsed {n} file{'s' if n != 1 else ''} ({parts}): {report.events} events, "
+               f"{rejected} rejected lines -> {report.out}")
+    for s in report.sources:
+        if s["status"] in ("partial", "skipped"):
+            click.echo(f"  {s['status']}: {s['uri']}: {s['reason']}")
+    for s in report.by_status("failed"):
+        click.echo(f"Error: {s['uri']}: {s['reason']}", err=True)
+    if "://" not in report.out or report.out.startswith("file:"):
+        _attach(report.out, db)
+    else:
+        click.echo(f"load it where the store is: commitsleuth attach-parquet {report.out}")
+    return EXIT_USAGE if report.by_status("failed") else EXIT_OK
+
+
+def _attach(directory: str, db: str) -> None:
+    from commitsleuth.attach import attach_parquet
+
+    with Store(db) as store:
+        report = attach_parquet(store, directory)
+    click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
+               f"({report.events} events) to {db}; {report.already} already there")
+
+
+@cli.command("attach-parquet")
+@click.argument("directory", metavar="DIR")
+@db_option
+def attach_parquet(directory: str, db: str) -> int:
+    """Load the Parquet output of 'ingest --engine spark' (events, sources, rejects) into the store.
+
+    Sources already loaded are not loaded twice; copy DIR from HDFS/S3 first if needed.
+
+    \b
+    Example:
+      hdfs dfs -get /tmp/cs ./cs && commitsleuth attach-parquet ./cs
+    """
+    _attach(directory, db)
+    return EXIT_OK
 
 
 @cli.command()

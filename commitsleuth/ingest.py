@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from commitsleuth import eventlogs
 from commitsleuth.errors import InputError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -85,7 +86,7 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
         if key not in seen:
             seen.add(key)
             unique.append(f)
-    return unique
+    return eventlogs.group_rolling(unique)
 
 
 def attempt_from_path(path: str) -> str | None:
@@ -141,13 +142,14 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -
     handed to the pool when there is one."""
     uri = str(path.resolve())
     try:
-        size = path.stat().st_size
+        size = eventlogs.size_of(path)
         fp = fingerprint(path)
     except OSError as exc:
         return _failed(store, uri, None, f"cannot read: {exc.strerror or exc}")
 
     # The same file under the same or another name (rotation): compare the stored head.
-    previous = store.find_source(uri) or store.find_source_by_fingerprint(fp)
+    previous = (store.find_source(uri) or store.find_source(uri + eventlogs.IN_PROGRESS)
+                or store.find_source_by_fingerprint(fp))
     resume_at, first_line = 0, 1
     if previous is not None and same_head(path, previous["fingerprint"]):
         if size == previous["size_bytes"] and (previous["status"] != "skipped" or not fmt_forced):
@@ -204,6 +206,8 @@ def _finish(store: Store, item: "SourceResult | _Read", on_events=None) -> Sourc
         status, reason = "partial", f"internal error after line {stats.lines}: {what}"
     if status == "ok" and read.damage():
         status, reason = "partial", read.damage()
+    if status == "ok":
+        reason = eventlogs.state_note(read.path)
     store.add_rejects(sid, {k: [c, line, redact(sample)] for k, (c, line, sample) in stats.rejects.items()})
     previous = read.previous or {}
     store.update_source(

@@ -13,6 +13,8 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
+from commitsleuth import eventlogs
+
 HEAD_BYTES = 64 * 1024
 MAX_LINE = 1 << 20  # longer lines are cut here for parsing; the rest is counted, not kept
 CHUNK = 1 << 20
@@ -40,6 +42,9 @@ def open_binary(path: Path) -> BinaryIO:
 
 def open_stream(path: Path) -> tuple[BinaryIO, BinaryIO]:
     """(decompressed stream, the raw file under it); the raw position tells the progress."""
+    if path.is_dir():  # a rolling Spark event-log directory, read as one stream
+        stream = eventlogs.open_rolling(path, open_binary)
+        return stream, stream
     raw = open(path, "rb")
     return _decoded(raw), raw
 
@@ -59,7 +64,9 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
         import lz4.frame
 
         return lz4.frame.LZ4FrameFile(raw)
-    return raw
+    from commitsleuth.codecs import open_java_stream  # Spark event logs' lz4/snappy/lzf
+
+    return open_java_stream(raw) or raw
 
 
 class _Inflate(io.RawIOBase):
@@ -134,7 +141,7 @@ def line_bounds(path: Path, parts: int) -> list[int]:
 
 def fingerprint(path: Path, limit: int = HEAD_BYTES) -> str:
     """``sha1:<n>`` of the file's first ``n = min(limit, size)`` raw bytes."""
-    with open(path, "rb") as f:
+    with open(eventlogs.first_part(path), "rb") as f:
         head = f.read(limit)
     return f"{hashlib.sha1(head).hexdigest()}:{len(head)}"
 

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 from typing import Iterable, Iterator
 
+from commitsleuth.eventlogs import app_id_of
 from commitsleuth.model import Event
 from commitsleuth.redact import redact
 
@@ -40,6 +41,23 @@ _END_STATUS = {
     "TaskResultLost": "failed",
     "Resubmitted": "resubmitted",
     "UnknownReason": "failed",
+}
+
+
+# Scheduler exclusion: "blacklist" names before Spark 3.1, "exclude" names since.
+EXCLUSION_EVENTS = {
+    "SparkListenerExecutorBlacklisted": ("executor", "excluded"),
+    "SparkListenerExecutorExcluded": ("executor", "excluded"),
+    "SparkListenerExecutorBlacklistedForStage": ("executor", "excluded"),
+    "SparkListenerExecutorExcludedForStage": ("executor", "excluded"),
+    "SparkListenerNodeBlacklisted": ("node", "excluded"),
+    "SparkListenerNodeExcluded": ("node", "excluded"),
+    "SparkListenerNodeBlacklistedForStage": ("node", "excluded"),
+    "SparkListenerNodeExcludedForStage": ("node", "excluded"),
+    "SparkListenerExecutorUnblacklisted": ("executor", "lifted"),
+    "SparkListenerExecutorUnexcluded": ("executor", "lifted"),
+    "SparkListenerNodeUnblacklisted": ("node", "lifted"),
+    "SparkListenerNodeUnexcluded": ("node", "lifted"),
 }
 
 
@@ -73,10 +91,13 @@ class SparkEventDecoder:
                raw: str | None = None) -> list[Event]:
         name = event.get("Event", "")
         short = name.rsplit(".", 1)[-1]
-        handler = getattr(self, f"_on_{short}", None)
-        if handler is None:
-            return []
-        out = handler(event)
+        if short in EXCLUSION_EVENTS:
+            out = self._exclude(event, *EXCLUSION_EVENTS[short])
+        else:
+            handler = getattr(self, f"_on_{short}", None)
+            if handler is None:
+                return []
+            out = handler(event)
         for ev in out:
             ev.source_id = self.source_id
             ev.line_no = line_no
@@ -187,22 +208,12 @@ class SparkEventDecoder:
         return out
 
     # -- scheduler exclusion (named blacklisting before Spark 3.1) -----------------------------
-    def _exclude(self, e, what: str):
+    # Spark 2.x wrote ``nodeId`` where 3.x writes ``hostId``; per-stage variants add the stage.
+    def _exclude(self, e, what: str, status: str):
         return [Event("exclude", ts=epoch_ms(e.get("time")), executor_id=e.get("executorId"),
-                      host=e.get("hostId"), stage_id=e.get("stageId"),
+                      host=e.get("hostId") or e.get("nodeId"), stage_id=e.get("stageId"),
+                      stage_attempt=e.get("stageAttemptId"), status=status,
                       detail={"what": what, "failures": e.get("taskFailures") or e.get("executorFailures")})]
-
-    def _on_SparkListenerExecutorBlacklisted(self, e):
-        return self._exclude(e, "executor")
-
-    def _on_SparkListenerExecutorExcluded(self, e):
-        return self._exclude(e, "executor")
-
-    def _on_SparkListenerNodeBlacklisted(self, e):
-        return self._exclude(e, "node")
-
-    def _on_SparkListenerNodeExcluded(self, e):
-        return self._exclude(e, "node")
 
     # -- SQL -------------------------------------------------------------------------------
     def _on_SparkListenerSQLExecutionStart(self, e):
@@ -219,7 +230,7 @@ class SparkEventDecoder:
 
 def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[Event]:
     """Events of an event log's ``(line_no, offset, text)`` lines; bad JSON is rejected, counted."""
-    decoder = SparkEventDecoder(source_id=ctx.source_id)
+    decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
     for line_no, offset, text in lines:
         stats.lines += 1
         if not text.strip():

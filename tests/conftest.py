@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def spark():
     """One real local PySpark session shared by the whole test session (costs seconds once)."""
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import this commitsleuth
     session = (
         SparkSession.builder.master("local[2]")
         .appName("commitsleuth-tests")

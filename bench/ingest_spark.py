@@ -1,0 +1,257 @@
+"""Benchmark: Spark event logs and text logs through the local engine and the Spark engine.
+
+1. A Spark event log of about 1M decoder events, made by replicating the job/stage/task events
+   of the real corpus logs (../shared/corpus/spark-events/) with new job, stage and task ids
+   inside one application. Timed in the same run: `grep -c -F` over it (the floor), the local
+   engine (`commitsleuth ingest`), the decoder alone (JSON lines -> events, no store), and the
+   Spark engine on local[2] (Parquet out, then attach).
+2. A text log (Hive 1.x log4j1 layout, ~1% of the lines become events) of --text-size bytes
+   through the local engine and the Spark engine split into --text-files files.
+
+    python bench/ingest_spark.py                       # 1M events, 1 GiB text log
+    python bench/ingest_spark.py --events 200000 --text-size 100M   # quicker
+
+Data is generated once under --work (default /tmp/commitsleuth-bench-spark) and reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("COMMITSLEUTH_SHARED", REPO.parent / "shared")) / "corpus" / "spark-events"
+BODY_EVENTS = ("SparkListenerJobStart", "SparkListenerJobEnd", "SparkListenerStageSubmitted",
+               "SparkListenerStageCompleted", "SparkListenerTaskStart", "SparkListenerTaskEnd",
+               "SparkListenerSQLExecutionStart", "SparkListenerSQLExecutionEnd",
+               "org.apache.spark.scheduler.SparkListenerExecutorBlacklisted",
+               "org.apache.spark.scheduler.SparkListenerNodeBlacklisted")
+
+
+def _corpus_lines() -> tuple[list[dict], list[dict], list[dict]]:
+    """(head, body, tail) events of the plain corpus logs: the body is what gets replicated."""
+    head, body, tail = [], [], []
+    for name in ("application_1628109047826_1317105", "app-20161116163331-0000", "local-1422981780767"):
+        for line in (CORPUS / name).read_text().splitlines():
+            ev = json.loads(line)
+            kind = ev["Event"]
+            if kind in BODY_EVENTS:
+                body.append(ev)
+            elif not head or kind in ("SparkListenerEnvironmentUpdate", "SparkListenerApplicationStart"):
+                if name == "application_1628109047826_1317105" and kind != "SparkListenerApplicationEnd":
+                    head.append(ev)
+            if kind == "SparkListenerApplicationEnd" and not tail:
+                tail.append(ev)
+    return head, body, tail
+
+
+def _renumber(ev: dict, k: int) -> dict:
+    """A copy of a body event in replica ``k``: jobs, stages and tasks get ids of their own."""
+    ev = json.loads(json.dumps(ev))
+    job, stage, task = k * 10, k * 10, k * 100
+    if "Job ID" in ev:
+        ev["Job ID"] += job
+        if "Stage IDs" in ev:
+            ev["Stage IDs"] = [s + stage for s in ev["Stage IDs"]]
+        for info in ev.get("Stage Infos", []):
+            info["Stage ID"] += stage
+    if "Stage ID" in ev:
+        ev["Stage ID"] += stage
+    if "Stage Info" in ev:
+        ev["Stage Info"]["Stage ID"] += stage
+    if "Task Info" in ev:
+        ev["Task Info"]["Task ID"] += task
+    if "stageId" in ev:
+        ev["stageId"] += stage
+    if "executionId" in ev:
+        ev["executionId"] += k
+    return ev
+
+
+def make_event_log(path: Path, target_events: int) -> int:
+    """Writes the log; returns the number of body lines (each one decoder event or more)."""
+    from commitsleuth.parsers.base import ParseStats, SourceContext
+    from commitsleuth.parsers.spark_events import decode_lines
+
+    head, body, tail = _corpus_lines()
+    per_copy = sum(1 for _ in decode_lines(
+        ((i, 0, json.dumps(e)) for i, e in enumerate(body, 1)), SourceContext("x"), ParseStats()))
+    copies = -(-target_events // per_copy)
+    with open(path, "w") as f:
+        for ev in head:
+            f.write(json.dumps(ev, separators=(",", ":")) + "\n")
+        for k in range(copies):
+            f.write("".join(json.dumps(_renumber(ev, k), separators=(",", ":")) + "\n" for ev in body))
+        for ev in tail:
+            f.write(json.dumps(ev, separators=(",", ":")) + "\n")
+    return copies * per_copy
+
+
+TEXT_CHATTER = (
+    "{d} INFO  [main]: exec.Task (SessionState.java:printInfo(951)) - Hadoop job information for Stage-1: "
+    "number of mappers: 12; number of reducers: 1",
+    "{d} INFO  [main]: log.PerfLogger (PerfLogger.java:PerfLogEnd(148)) - </PERFLOG method=compile "
+    "start=1425294235093 end=1425294235101 duration=8 from=org.apache.hadoop.hive.ql.Driver>",
+    "{d} INFO  [main]: exec.Utilities (Utilities.java:getBaseWork(390)) - PLAN PATH = hdfs://nn/tmp/hive/"
+    "hive/a9c1/hive_2015-03-02_11-03-55_093_{n}/-mr-10003/map.xml",
+)
+TEXT_EVENTS = (
+    "{d} INFO  [main]: exec.Utilities (Utilities.java:mvFileToFinalPath(1712)) - Moving tmp dir: "
+    "hdfs://nn/user/hive/warehouse/t/.hive-staging_hive_2015-03-02_11-03-55_093_{n}/_tmp.-ext-10000 to: "
+    "hdfs://nn/user/hive/warehouse/t/.hive-staging_hive_2015-03-02_11-03-55_093_{n}/-ext-10000",
+    "{d} INFO  exec.Utilities (Utilities.java:removeTempOrDuplicateFiles(1396)) - Duplicate taskid file "
+    "removed: hdfs://nn/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_86/_tmp.-ext-10000.intermediate/"
+    "hp_cal_month=2013-04/000005_1 with length 666922. Existing file: hdfs://nn/tmp/hive-deploy/"
+    "hive_2013-05-30_10-13-59_124_86/_tmp.-ext-10000.intermediate/hp_cal_month=2013-04/000005_0 "
+    "with length 666922",
+)
+
+
+def make_text_logs(directory: Path, size: int, files: int) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    per_file = size // files
+    for i in range(files):
+        written, n = 0, 0
+        with open(directory / f"hive-{i:03d}.log", "w") as f:
+            while written < per_file:
+                lines = []
+                for _ in range(10000):
+                    n += 1
+                    d = f"2015-03-02 11:{n // 60000 % 60:02d}:{n // 1000 % 60:02d},{n % 1000:03d}"
+                    pool = TEXT_EVENTS if n % 100 == 0 else TEXT_CHATTER
+                    lines.append(pool[n % len(pool)].format(d=d, n=n) + "\n")
+                chunk = "".join(lines)
+                f.write(chunk)
+                written += len(chunk)
+
+
+def timed(label: str, fn):
+    t = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - t
+    print(f"  {label:<44} {elapsed:8.2f} s", flush=True)
+    return elapsed, result
+
+
+def grep_count(path: Path, needle: str) -> int:
+    files = [str(p) for p in (path.rglob("*") if path.is_dir() else [path]) if p.is_file()]
+    out = subprocess.run(["grep", "-c", "-F", needle, *files], capture_output=True, text=True).stdout
+    return sum(int(x.rsplit(":", 1)[-1]) for x in out.split())
+
+
+def local_engine(paths: list[Path], db: Path) -> int:
+    from commitsleuth.ingest import ingest
+    from commitsleuth.store import Store
+
+    db.unlink(missing_ok=True)
+    with Store(db) as store:
+        return ingest(store, [str(p) for p in paths]).events
+
+
+def decoder_only(path: Path) -> int:
+    from commitsleuth.parsers.base import ParseStats, SourceContext
+    from commitsleuth.parsers.spark_events import decode_lines
+    from commitsleuth.readers import open_lines
+
+    return sum(1 for _ in decode_lines(open_lines(path), SourceContext(str(path)), ParseStats()))
+
+
+def duckdb_json(path: Path) -> int:
+    """The candidate fast path: DuckDB's own JSON reader, parsing and projecting the task fields
+    (no mapping to canonical events yet, so an upper bound, not an equal result)."""
+    import duckdb
+
+    sql = """
+        SELECT count(*) FROM (
+            SELECT "Event", "Stage ID", "Task Info"->>'$."Task ID"' AS tid,
+                   "Task End Reason"->>'$.Reason' AS reason
+            FROM read_json(?, format = 'newline_delimited', maximum_object_size = 1073741824,
+                           columns = {'Event': 'VARCHAR', 'Stage ID': 'BIGINT', 'Task Info': 'JSON',
+                                      'Task End Reason': 'JSON'}))
+        WHERE "Event" IS NOT NULL"""
+    return duckdb.connect().execute(sql, [str(path)]).fetchone()[0]
+
+
+def spark_engine(spark, paths: list[Path], out: Path, db: Path) -> int:
+    from commitsleuth.attach import attach_parquet
+    from commitsleuth.spark_engine import ingest_spark
+    from commitsleuth.store import Store
+
+    shutil.rmtree(out, ignore_errors=True)
+    db.unlink(missing_ok=True)
+    ingest_spark([str(p) for p in paths], str(out), spark=spark)
+    with Store(db) as store:
+        return attach_parquet(store, out).events
+
+
+def _size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--text-size", default="1G")
+    ap.add_argument("--text-files", type=int, default=8)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--driver-memory", default="6g", help="holds the 1 GB event log whole")
+    ap.add_argument("--work", default="/tmp/commitsleuth-bench-spark")
+    ap.add_argument("--skip-spark", action="store_true", help="only the local engine")
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+
+    log = work / f"local-1700000000000-{args.events}"
+    if not log.exists():
+        print(f"generating {log} ...", flush=True)
+        make_event_log(log, args.events)
+    text = work / f"text-{args.text_size}-{args.text_files}"
+    if not text.exists():
+        print(f"generating {text}/ ...", flush=True)
+        make_text_logs(text, _size(args.text_size), args.text_files)
+    cores = os.cpu_count()
+    print(f"machine: {cores} cores, load average {os.getloadavg()[0]:.1f} (shared and noisy)")
+
+    print(f"\n1. event log {log.name}: {log.stat().st_size / 2**20:.0f} MiB")
+    t_grep, lines = timed("baseline: grep -c -F '\"Event\"'", lambda: grep_count(log, '"Event"'))
+    t_dec, n_dec = timed("decoder alone (JSON lines -> events)", lambda: decoder_only(log))
+    t_loc, n_loc = timed("local engine: ingest into DuckDB", lambda: local_engine([log], work / "ev.duckdb"))
+    print(f"  {lines} lines, {n_loc} events; local engine {n_loc / t_loc:,.0f} events/s "
+          f"(decoder alone {n_dec / t_dec:,.0f}/s), {t_loc / t_grep:.0f}x grep")
+    assert n_dec == n_loc
+    t_duck, n_duck = timed("candidate: DuckDB read_json (parse+project)", lambda: duckdb_json(log))
+    print(f"  DuckDB read_json {n_duck / t_duck:,.0f} lines/s = {t_loc / t_duck:.0f}x faster than the local engine")
+    spark = None
+    if not args.skip_spark:
+        from commitsleuth.spark_engine import spark_session
+
+        t_start, spark = timed(f"spark session start ({args.master})", lambda: spark_session(
+            args.master, {"spark.driver.memory": args.driver_memory}))
+        t_sp, n_sp = timed("spark engine: Parquet + attach", lambda: spark_engine(
+            spark, [log], work / "ev-parquet", work / "ev-spark.duckdb"))
+        assert n_sp == n_loc, (n_sp, n_loc)
+        print(f"  spark engine {n_sp / t_sp:,.0f} events/s = {t_loc / t_sp:.2f}x the local engine "
+              f"(one file: one task)")
+
+    size = sum(p.stat().st_size for p in text.iterdir())
+    print(f"\n2. text logs {text.name}: {size / 2**20:.0f} MiB in {args.text_files} files")
+    t_grep, _ = timed("baseline: grep -c -F 'Moving tmp dir'", lambda: grep_count(text, "Moving tmp dir"))
+    t_loc, n_loc = timed("local engine", lambda: local_engine([text], work / "tx.duckdb"))
+    print(f"  local engine {size / 2**20 / t_loc:.1f} MiB/s, {n_loc} events, {t_loc / t_grep:.0f}x grep")
+    if spark is not None:
+        t_sp, n_sp = timed(f"spark engine ({args.master})", lambda: spark_engine(
+            spark, [text], work / "tx-parquet", work / "tx-spark.duckdb"))
+        assert n_sp == n_loc, (n_sp, n_loc)
+        print(f"  spark engine {size / 2**20 / t_sp:.1f} MiB/s = {t_loc / t_sp:.2f}x the local engine")
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

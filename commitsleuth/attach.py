@@ -1,0 +1,95 @@
+"""Load the Spark engine's Parquet output (events, sources, rejects) into the DuckDB store.
+
+Loading, not a live ATTACH: the store stays one self-contained file the duckdb shell opens.
+Idempotent: a source row already in the store (same URI, fingerprint, size and lines) is not
+loaded twice, and a file that grew between two Spark runs continues its earlier source.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from commitsleuth.errors import InputError
+from commitsleuth.model import EVENT_COLUMNS
+from commitsleuth.store import Store
+
+
+@dataclass
+class AttachReport:
+    loaded: list[dict] = field(default_factory=list)
+    already: int = 0
+
+    @property
+    def events(self) -> int:
+        return sum(s["events"] for s in self.loaded)
+
+
+def _glob(directory: str, part: str) -> str | None:
+    base = Path(directory) / part
+    return str(base / "**" / "*.parquet") if base.is_dir() and any(base.rglob("*.parquet")) else None
+
+
+def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
+    directory = str(directory).removeprefix("file://").removeprefix("file:")
+    sources_glob = _glob(directory, "sources")
+    if sources_glob is None:
+        raise InputError(f"no Spark engine output in {directory} (expected {directory}/sources/*.parquet)")
+    con = store.con
+    cur = con.execute("SELECT * FROM read_parquet(?) ORDER BY finished_at, uri", [sources_glob])
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    report = AttachReport()
+    mapping: list[tuple[int, str, int]] = []  # (source_uid, run_id, source_id in the store)
+    for r in rows:
+        sid = _attach_source(store, r)
+        if sid is None:
+            report.already += 1
+            continue
+        mapping.append((r["source_uid"], r["run_id"], sid))
+        report.loaded.append(r)
+    rejects_glob = _glob(directory, "rejects")
+    events_glob = _glob(directory, "events")
+    if not mapping:
+        return report
+    con.execute("CREATE OR REPLACE TEMP TABLE attach_map (uid BIGINT, run_id VARCHAR, sid BIGINT)")
+    con.executemany("INSERT INTO attach_map VALUES (?, ?, ?)", mapping)
+    if events_glob:
+        first = store.next_event_id()
+        cols = ", ".join(f"e.{c}" for c in EVENT_COLUMNS[1:] if c != "source_id")
+        con.execute(
+            f"""
+            INSERT INTO events BY NAME
+            SELECT {first - 1} + row_number() OVER (ORDER BY m.sid, e.line_no, e.byte_offset, e.kind) AS event_id,
+                   m.sid AS source_id, {cols}
+            FROM read_parquet(?, hive_partitioning = true) e
+            JOIN attach_map m ON m.uid = e.source_id AND m.run_id = e.run_id
+            """,
+            [events_glob],
+        )
+        store._next_event_id = None  # recount from the table
+    if rejects_glob:
+        cur = con.execute(
+            "SELECT m.sid, r.reason, r.count, r.first_line, r.sample FROM read_parquet(?) r "
+            "JOIN attach_map m ON m.uid = r.source_uid AND m.run_id = r.run_id", [rejects_glob])
+        for sid, reason, count, first_line, sample in cur.fetchall():
+            store.add_rejects(sid, {reason: [count, first_line, sample]})
+    con.execute("DROP TABLE attach_map")
+    return report
+
+
+def _attach_source(store: Store, r: dict) -> int | None:
+    """The store's source id for a Parquet source row, or None when it is already there."""
+    existing = store.find_source(r["uri"])
+    if existing is not None and (existing["fingerprint"], existing["size_bytes"], existing["lines"]) == (
+            r["fingerprint"], r["size_bytes"], r["lines"]):
+        return None
+    values = {k: r[k] for k in ("format", "fingerprint", "size_bytes", "bytes_read", "lines", "status",
+                                "reason", "finished_at")}
+    if existing is not None and r["first_line"] > 1 and existing["status"] == "ok":
+        store.update_source(existing["source_id"], **values, events=existing["events"] + r["events"],
+                            rejected=existing["rejected"] + r["rejected"])
+        return existing["source_id"]
+    return store.add_source(r["uri"], "file", **values, events=r["events"], rejected=r["rejected"],
+                            started_at=r["started_at"])

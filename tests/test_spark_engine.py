@@ -1,0 +1,117 @@
+"""The Spark engine on local[2]: the same events as the local engine, Parquet the store loads,
+and per-file idempotence."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from commitsleuth.attach import attach_parquet
+from commitsleuth.errors import InputError
+from commitsleuth.ingest import ingest
+from commitsleuth.model import EVENT_COLUMNS
+from commitsleuth.spark_engine import ingest_spark, units_of
+from commitsleuth.store import Store
+
+EVENT_FIELDS = ", ".join(f"e.{c}" for c in EVENT_COLUMNS if c not in ("event_id", "source_id"))
+SOURCE_FIELDS = "uri, kind, format, fingerprint, size_bytes, bytes_read, lines, events, rejected, status, reason"
+
+
+def _snapshot(store: Store) -> dict[str, Counter]:
+    """Everything both engines must agree on, with store-local ids replaced by the source URI."""
+    def rows(sql):
+        return Counter(tuple(map(str, r)) for r in store.query(sql)[1])
+
+    return {
+        "events": rows(f"select s.uri, {EVENT_FIELDS} from events e join sources s using (source_id)"),
+        "sources": rows(f"select {SOURCE_FIELDS} from sources"),
+        "rejects": rows("select s.uri, r.reason, r.count, r.first_line, r.sample "
+                        "from rejects r join sources s using (source_id)"),
+    }
+
+
+@pytest.fixture(scope="module")
+def both_engines(spark, corpus, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("engines")
+    with Store(tmp / "local.duckdb") as local:
+        ingest(local, [str(corpus)])
+        expected = _snapshot(local)
+    report = ingest_spark([str(corpus)], str(tmp / "out"), spark=spark)
+    with Store(tmp / "spark.duckdb") as s:
+        attached = attach_parquet(s, tmp / "out")
+        got = _snapshot(s)
+    return expected, got, report, attached, tmp
+
+
+def test_whole_corpus_gives_identical_events_through_both_engines(both_engines):
+    expected, got, report, attached, _ = both_engines
+    assert sum(expected["events"].values()) > 0
+    assert got["events"] == expected["events"]
+    assert got["sources"] == expected["sources"]
+    assert got["rejects"] == expected["rejects"]
+    assert attached.events == report.events == sum(expected["events"].values())
+
+
+def test_parquet_is_partitioned_by_format_and_day(both_engines):
+    *_, tmp = both_engines
+    parts = {p.relative_to(tmp / "out" / "events").parts[:2] for p in (tmp / "out" / "events").rglob("*.parquet")}
+    assert ("format=spark-eventlog", "day=2015-02-03") in parts
+    assert all(f.startswith("format=") and d.startswith("day=") for f, d in parts)
+    assert (tmp / "out" / "sources").is_dir()
+
+
+def test_second_run_and_second_attach_add_nothing(both_engines, spark, corpus):
+    expected, _, report, _, tmp = both_engines
+    again = ingest_spark([str(corpus)], str(tmp / "out"), spark=spark)
+    assert (again.sources, again.unchanged) == ([], len(report.sources))
+    with Store(tmp / "spark.duckdb") as s:
+        before = s.count("events")
+        assert attach_parquet(s, tmp / "out").loaded == []
+        assert s.count("events") == before
+
+
+def test_a_grown_file_adds_only_its_new_events(spark, corpus, tmp_path):
+    lines = (corpus / "spark-events" / "local-1422981780767").read_bytes().splitlines(keepends=True)
+    log = tmp_path / "logs" / "local-1422981780767.inprogress"
+    log.parent.mkdir()
+    log.write_bytes(b"".join(lines[:30]))
+    out = tmp_path / "out"
+    ingest_spark([str(log.parent)], str(out), spark=spark)
+    log.write_bytes(b"".join(lines))
+    second = ingest_spark([str(log.parent)], str(out), spark=spark)
+    assert second.sources[0]["first_line"] == 31
+    with Store(tmp_path / "spark.duckdb") as s, Store(tmp_path / "local.duckdb") as local:
+        attach_parquet(s, out)
+        ingest(local, [str(log)])
+        assert _snapshot(s)["events"] == _snapshot(local)["events"]
+        assert s.count("sources") == 1
+
+
+def test_missing_path_is_an_input_error(spark, tmp_path):
+    with pytest.raises(InputError, match="does not exist|PATH_NOT_FOUND"):
+        ingest_spark([str(tmp_path / "nope")], str(tmp_path / "out"), spark=spark)
+
+
+def test_rolling_dir_is_one_unit_with_parts_in_order():
+    d = "hdfs://nn/logs/eventlog_v2_app-1"
+    units = units_of([(f"{d}/events_10_app-1.zstd", 5, 2), (f"{d}/appstatus_app-1", 0, 3),
+                      (f"{d}/events_2_app-1.zstd", 7, 1), ("hdfs://nn/logs/app-2.lz4", 9, 1)])
+    assert [(u.uri, [f[0].rsplit("/", 1)[1] for f in u.files], u.size) for u in units] == [
+        ("hdfs://nn/logs/app-2.lz4", ["app-2.lz4"], 9),
+        (d, ["appstatus_app-1", "events_2_app-1.zstd", "events_10_app-1.zstd"], 12),
+    ]
+
+
+def test_cli_ingest_engine_spark_loads_the_store(cli, spark, corpus, tmp_path):
+    db, out = tmp_path / "s.duckdb", tmp_path / "out"
+    r = cli("ingest", "--engine", "spark", "--out", out, "--db", db, corpus / "spark-events" / "codecs")
+    assert r.exit_code == 0, r.err
+    assert r.out.splitlines() == [
+        f"spark: parsed 4 files (4 ok): 52 events, 0 rejected lines -> {out}",
+        f"attached 4 sources (52 events) to {db}; 0 already there",
+    ]
+    r = cli("attach-parquet", out, "--db", db)
+    assert r.out == f"attached 0 sources (0 events) to {db}; 4 already there\n"
+    r = cli("attach-parquet", tmp_path, "--db", db)
+    assert r.exit_code == 2 and r.err.startswith("Error: no Spark engine output in ")
