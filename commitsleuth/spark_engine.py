@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from commitsleuth import eventlogs
 from commitsleuth.errors import InputError
-from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
+from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA
 
 OUT_EXTRA = pa.schema([("run_id", pa.string()), ("format", pa.string()), ("day", pa.string()),
                        ("rec", pa.string()), ("payload", pa.string())])
@@ -127,56 +127,56 @@ def _materialise(unit_files: list[tuple[str, bytes]], tmp: Path, uri: str) -> Pa
 
 def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, format_name: str | None,
                skip_lines: int, size: int, mtime: int) -> Iterator[pa.RecordBatch]:
-    """Events, then the source row and its rejects, of one unit, as OUT_SCHEMA batches."""
-    from commitsleuth.forensics.paths import enrich
-    from commitsleuth.ingest import attempt_from_path
-    from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
-    from commitsleuth.readers import ReadError, fingerprint, open_lines, peek_lines
+    """Events, then the source row and its rejects, of one unit, as OUT_SCHEMA batches.
+
+    The steps of the local engine's ``_plan`` and ``_finish``, around its very ``_Read``.
+    """
+    import pyarrow.compute as pc
+
+    from commitsleuth.ingest import _Read, attempt_from_path
+    from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format
+    from commitsleuth.readers import ReadError, fingerprint, peek_lines
     from commitsleuth.redact import redact
 
     uid = source_uid(uri)
-    started = _now()
     src = {"source_uid": uid, "run_id": run_id, "uri": uri, "format": None, "fingerprint": None,
            "size_bytes": size, "mtime": mtime, "bytes_read": 0, "lines": 0, "first_line": skip_lines + 1,
-           "events": 0, "rejected": 0, "status": "ok", "reason": None, "started_at": started}
+           "events": 0, "rejected": 0, "status": "ok", "reason": None, "started_at": _now()}
     stats = ParseStats()
     with tempfile.TemporaryDirectory(prefix="commitsleuth-") as tmp:
         path = _materialise(unit_files, Path(tmp), uri)
+        fmt = None
         try:
             src["fingerprint"] = fingerprint(path)
-            head = peek_lines(path)
-            fmt = get_format(format_name) if format_name else detect(uri, head)
+            if eventlogs.size_of(path) == 0:
+                src["status"], src["reason"] = "skipped", "empty file"
+            else:
+                head = peek_lines(path)
+                fmt = get_format(format_name) if format_name else detect(uri, head)
+                if fmt is None:
+                    src["status"], src["reason"] = "skipped", "not a log format commitsleuth reads"
         except (OSError, ReadError) as exc:
-            fmt, src["status"], src["reason"] = None, "failed", str(exc)
-        else:
-            if fmt is None:
-                src["status"], src["reason"] = "skipped", "not a log format commitsleuth reads"
+            src["status"], src["reason"] = "failed", str(exc)
         if fmt is not None:
             src["format"] = fmt.name
-            reader = open_lines(path)
             ctx = SourceContext(uri=uri, source_id=uid, attempt_id=attempt_from_path(uri))
-            batch = []
+            read = _Read(path, fmt, ctx, stats, 0, 1, None, size)
             try:
-                for ev in parse_lines(fmt, reader, ctx, stats):
-                    if ev.line_no is not None and ev.line_no <= skip_lines:
-                        continue  # written by an earlier run, before the file grew
-                    ev.raw = redact(ev.raw)
-                    batch.append(enrich(ev))
-                    if len(batch) >= 50_000:
-                        src["events"] += len(batch)
-                        yield _event_batch(batch, run_id, fmt.name)
-                        batch = []
+                for table in read.tables():
+                    if skip_lines:  # written by an earlier run, before the file grew
+                        table = table.filter(pc.greater(table.column("line_no"), skip_lines))
+                    src["events"] += table.num_rows
+                    yield _event_batch(table, run_id, fmt.name)
             except ReadError as exc:
                 src["status"], src["reason"] = "partial", str(exc)
             except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the others
                 src["status"] = "partial"
                 src["reason"] = f"internal error after line {stats.lines}: {type(exc).__name__}: {exc}"
-            else:
+            if src["status"] == "ok" and read.damage():
+                src["status"], src["reason"] = "partial", read.damage()
+            if src["status"] == "ok":
                 src["reason"] = eventlogs.state_note(path)
-            src["events"] += len(batch)
-            if batch:
-                yield _event_batch(batch, run_id, fmt.name)
-            src.update(bytes_read=reader.bytes_read, lines=stats.lines, rejected=stats.rejected)
+            src.update(bytes_read=read.bytes_read, lines=stats.lines, rejected=stats.rejected)
     src["finished_at"] = _now()
     meta = [("source", json.dumps(src, default=str))]
     for reason, (count, first_line, sample) in stats.rejects.items():
@@ -188,13 +188,14 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
     yield _meta_batch(meta, run_id)
 
 
-def _event_batch(events, run_id: str, fmt: str) -> pa.RecordBatch:
-    table = events_to_arrow(events, None).combine_chunks()
+def _event_batch(table: pa.Table, run_id: str, fmt: str) -> pa.RecordBatch:
+    table = table.combine_chunks()
     days = [ts.strftime("%Y-%m-%d") if ts else "unknown" for ts in table.column("ts").to_pylist()]
     n = table.num_rows
     extra = [pa.array([run_id] * n), pa.array([fmt] * n), pa.array(days),
              pa.array(["event"] * n), pa.nulls(n, pa.string())]
-    return pa.RecordBatch.from_arrays([c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in table.columns] + extra, schema=OUT_SCHEMA)
+    cols = [c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in table.columns]
+    return pa.RecordBatch.from_arrays(cols + extra, schema=OUT_SCHEMA)
 
 
 def _meta_batch(meta: list[tuple[str, str]], run_id: str) -> pa.RecordBatch:
