@@ -85,6 +85,9 @@ def _attach_source(store: Store, r: dict) -> int | None:
     if existing is not None and (existing["fingerprint"], existing["size_bytes"], existing["lines"]) == (
             r["fingerprint"], r["size_bytes"], r["lines"]):
         return None
+    copy = store.find_source_by_fingerprint(r["fingerprint"]) if r["fingerprint"] else None
+    if copy is not None and copy["uri"] != r["uri"] and copy["size_bytes"] == r["size_bytes"]:
+        return None  # the same file under another name: the local engine reads it once too
     values = {k: r[k] for k in ("format", "fingerprint", "size_bytes", "bytes_read", "lines", "status",
                                 "reason", "finished_at")}
     if existing is not None and r["first_line"] > 1 and existing["status"] == "ok":

@@ -115,3 +115,17 @@ def test_cli_ingest_engine_spark_loads_the_store(cli, spark, corpus, tmp_path):
     assert r.out == f"attached 0 sources (0 events) to {db}; 4 already there\n"
     r = cli("attach-parquet", tmp_path, "--db", db)
     assert r.exit_code == 2 and r.err.startswith("Error: no Spark engine output in ")
+
+
+def test_copies_under_other_names_are_loaded_once_like_the_local_engine(spark, corpus, tmp_path):
+    src = next((corpus / "spark-events" / "codecs").glob("*.zstd"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.zstd", "b.zstd"):
+        (logs / name).write_bytes(src.read_bytes())
+    ingest_spark([str(logs)], str(tmp_path / "out"), spark=spark)
+    with Store(tmp_path / "spark.duckdb") as s, Store(tmp_path / "local.duckdb") as local:
+        attached = attach_parquet(s, tmp_path / "out")
+        ingest(local, [str(logs)])
+        assert (len(attached.loaded), attached.already) == (1, 1)
+        assert _snapshot(s) == _snapshot(local)
