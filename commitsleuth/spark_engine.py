@@ -34,7 +34,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from commitsleuth import eventlogs
-from commitsleuth.errors import InputError
+from commitsleuth.errors import CommitsleuthError, InputError
 from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA
 
 OUT_EXTRA = pa.schema([("run_id", pa.string()), ("format", pa.string()), ("day", pa.string()),
@@ -248,7 +248,11 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
         builder = builder.master(master)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    try:
+        session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - no Java, a bad master URL: one line for the user
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CommitsleuthError(f"cannot start Spark ({master or 'local[*]'}): {first}") from None
     session.sparkContext.setLogLevel("ERROR")
     return session
 
