@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,9 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.host", "127.0.0.1")
+        # Spark's own event log, for the live-vs-log test (test_live_vs_eventlog.py)
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", tempfile.mkdtemp(prefix="commitsleuth-eventlog-"))
         .getOrCreate()
     )
     yield session
