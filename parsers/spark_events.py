@@ -10,8 +10,9 @@ Event-log times are epoch milliseconds; they are stored as UTC.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Iterable, Iterator
+
+import orjson
 
 from commitsleuth.eventlogs import app_id_of
 from commitsleuth.model import Event
@@ -236,8 +237,8 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
         if not text.strip():
             continue
         try:
-            event = json.loads(text)
-        except ValueError:
+            event = orjson.loads(text)  # several times faster than json on event-log lines
+        except orjson.JSONDecodeError:
             stats.reject("invalid JSON (a truncated or in-progress event log?)", line_no, text)
             continue
         if not isinstance(event, dict) or "Event" not in event:
