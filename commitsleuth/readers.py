@@ -59,7 +59,8 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
     if codec == "zstd":
         import zstandard
 
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+        # Through _Inflate, like gzip: zstandard's stream reader ends a truncated frame silently.
+        return _Inflate(raw, lambda: zstandard.ZstdDecompressor().decompressobj())
     if codec == "lz4":
         import lz4.frame
 

@@ -352,3 +352,22 @@ def test_already_exists_names_the_table_wherever_the_exception_text_ends():
         assert fields["kind"] == "partition_exists"
         assert fields["table_name"] == "dw.t"
         assert fields["detail"]["values"] == ["20170830"]
+
+
+def test_truncated_zstd_is_partial_and_keeps_what_precedes_the_damage(cli, tmp_path, db_path):
+    """zstandard's stream reader ends a cut frame silently; the damage must still be named."""
+    import zstandard
+
+    text = hive_log(6000).encode()
+    packed = zstandard.ZstdCompressor().compress(text)
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "cut.log.zst").write_bytes(packed[: len(packed) * 6 // 10])
+    (d / "two-frames.log.zst").write_bytes(packed + zstandard.ZstdCompressor().compress(text))
+    r = cli("ingest", d, "--db", db_path)
+    assert r.out.splitlines()[1:] == [
+        f"  partial: {d / 'cut.log.zst'}: compressed stream ends early (truncated file)",
+    ]
+    per_file = dict(rows(db_path, "select regexp_extract(uri, '[^/]+$'), events from sources"))
+    whole = per_file["two-frames.log.zst"] // 2
+    assert 0 < per_file["cut.log.zst"] < whole
