@@ -44,8 +44,10 @@ LIVE_TESTS := tests/test_live_capture.py tests/test_live_rig.py
 
 $(STAMP35): pyproject.toml
 	$(PYTHON) -m venv $(VENV35)
-	$(VENV35)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV35)/bin/python -m pip install --quiet 'pyspark==3.5.*' -e '.[test]'
+	@echo "Installing commitsleuth with PySpark 3.5 into $(VENV35) (log: $(VENV35)/install.log)"
+	@$(VENV35)/bin/python -m pip install --upgrade pip > $(VENV35)/install.log 2>&1 && \
+	  $(VENV35)/bin/python -m pip install 'pyspark==3.5.*' -e '.[test]' >> $(VENV35)/install.log 2>&1 || \
+	  { tail -n 40 $(VENV35)/install.log; echo "Install failed; the whole log is in $(VENV35)/install.log"; exit 1; }
 	@touch $(STAMP35)
 
 test-pyspark35: $(STAMP35) check-java
