@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Sequence
 
+from commitsleuth.forensics.timeline import TimelineRow, where_of
 from commitsleuth.store import Store
 
 # kind -> (symbol, label). Symbols are one character so the terminal can draw them; the HTML
@@ -56,36 +57,9 @@ _STEPS = (
 )
 
 
-class TimelineEvent(Protocol):
-    """What a lane needs of an event: the attributes of a ``timeline`` view row."""
-
-    event_id: int
-    ts: dt.datetime | None
-    kind: str
-    actor: str | None
-    path: str | None
-    status: str | None
-    where: str
-    raw: str | None
-
-
-@dataclass
-class Row:
-    """One row of the ``timeline`` view, with its evidence place as ``file:line``."""
-
-    event_id: int
-    ts: dt.datetime | None
-    kind: str
-    actor: str | None
-    path: str | None
-    status: str | None
-    where: str
-    raw: str | None
-
-
 @dataclass
 class Mark:
-    event: TimelineEvent
+    event: TimelineRow
     pos: float
     outcome: str
     symbol: str
@@ -123,7 +97,7 @@ class Axis:
 class PartitionLanes:
     lanes: list[Lane]
     axis: Axis
-    events: list[TimelineEvent]
+    events: list[TimelineRow]
 
 
 @dataclass
@@ -169,7 +143,7 @@ def actor_type(actor: str | None) -> str:
 
 
 def build(
-    events: Sequence[TimelineEvent],
+    events: Sequence[TimelineRow],
     windows: dict[str, Window] | None = None,
     evidence: Iterable[int] = (),
     *,
@@ -338,7 +312,7 @@ def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | No
     try:
         con.register("keys", keys_tbl)
         for key, eid, ts, kind, actor, path, status, source, line_no, raw in con.execute(_ROWS_SQL).fetchall():
-            out[key].append(Row(eid, ts, kind, actor, path, status, _where(eid, source, line_no), raw))
+            out[key].append(TimelineRow(eid, ts, kind, actor, path, status, where_of(eid, source, line_no), raw))
     finally:
         con.close()
     return out
@@ -371,13 +345,9 @@ def windows_for(store: Store, event_ids: Iterable[int]) -> dict[str, Window]:
     return {a: Window(s, e, st) for a, s, e, st in rows}
 
 
-def partition_lanes(store: Store, events: Sequence[TimelineEvent], evidence: Iterable[int] = (),
+def partition_lanes(store: Store, events: Sequence[TimelineRow], evidence: Iterable[int] = (),
                     *, max_ticks: int = 8) -> PartitionLanes:
     """Lanes of already-read timeline events, with the attempt windows of their actors."""
     return build(events, windows_for(store, (e.event_id for e in events)), evidence, max_ticks=max_ticks)
 
 
-def _where(event_id: int, source: str | None, line_no: int | None) -> str:
-    if source is None:
-        return f"event {event_id}"
-    return f"{source}:{line_no}" if line_no is not None else source

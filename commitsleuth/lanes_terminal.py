@@ -14,7 +14,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
-from commitsleuth.lanes import (OUTCOMES, PartitionLanes, TimelineEvent, format_ts, kind_label,
+from commitsleuth.lanes import (OUTCOMES, PartitionLanes, TimelineRow, format_ts, kind_label,
                                 partition_lanes)
 from commitsleuth.store import Store
 
@@ -130,7 +130,7 @@ def _legend(model: PartitionLanes, width: int, color: bool) -> list[Text]:
     return [Text(line, style="dim") for line in _wrap("legend: " + "; ".join(parts), width)]
 
 
-def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH,
+def events_text(events: Sequence[TimelineRow], *, width: int = MAX_WIDTH,
                 evidence: Container[int] = ()) -> list[Text]:
     """The numbered event list under the lanes: time, kind, actor, then path and file:line;
     events that are evidence of a finding carry a '*' after their number."""
@@ -149,7 +149,7 @@ def events_text(events: Sequence[TimelineEvent], *, width: int = MAX_WIDTH,
     return out
 
 
-def print_timeline(store: Store, events: Sequence[TimelineEvent], *, title: str | None = None,
+def print_timeline(store: Store, events: Sequence[TimelineRow], *, title: str | None = None,
                    color: bool = True, file=None) -> None:
     """Print the lanes and the event list of ``events`` to ``file`` (stdout).
 

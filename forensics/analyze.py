@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
+from commitsleuth.forensics.timeline import where_of
 from commitsleuth.store import Store
 
 
@@ -41,9 +42,7 @@ class Evidence:
         """``file:line`` of a text source; the file itself for a listing; ``event N`` otherwise."""
         if self.line_no is None and self.raw is None and self.path:
             return self.path
-        if self.uri is None:
-            return f"event {self.event_id}"
-        return f"{self.uri}:{self.line_no}" if self.line_no is not None else self.uri
+        return where_of(self.event_id, self.uri, self.line_no)
 
 
 _SHARED_VIEWS = ("table_locations", "partition_values")

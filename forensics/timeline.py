@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from commitsleuth.errors import InputError
@@ -11,8 +12,10 @@ from commitsleuth.store import Store
 
 @dataclass
 class TimelineRow:
+    """One row of the ``timeline`` view, with its evidence place as ``file:line``."""
+
     event_id: int
-    ts: object
+    ts: dt.datetime | None
     kind: str
     actor: str | None
     path: str | None
@@ -38,12 +41,12 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
         what = f"{table} {partition}" if partition else table
         raise InputError(f"no events for {what}{hint}")
     return [
-        TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], _where(r[0], r[9], r[10]), r[11])
+        TimelineRow(r[0], r[1], r[2], r[3], r[4], r[5], where_of(r[0], r[9], r[10]), r[11])
         for r in rows
     ]
 
 
-def _where(event_id: int, source: str | None, line_no: int | None) -> str:
+def where_of(event_id: int, source: str | None, line_no: int | None) -> str:
     """``file:line`` of the event's line; the source alone, or ``event N`` when it has none."""
     if source is None:
         return f"event {event_id}"

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from commitsleuth.ingest import ingest
-from commitsleuth.lanes import Row, build, duration, partition_lanes, time_axis
+from commitsleuth.forensics.timeline import TimelineRow as Row
+from commitsleuth.lanes import build, duration, partition_lanes, time_axis
 from commitsleuth.lanes_terminal import lanes_text, middle
 from commitsleuth.store import Store
 
