@@ -16,22 +16,23 @@ TEZ_ATTEMPT_RE = re.compile(
 ANY_ATTEMPT_RE = re.compile(rf"{ATTEMPT_RE.pattern}|{TEZ_ATTEMPT_RE.pattern.replace('?P<', '?P<tez_')}")
 
 
+# Each attempt-id dialect: its pattern, and how its parts name the job and the task.
+_SHAPES = (
+    (ATTEMPT_RE, "job_{cluster}_{job}", "task_{cluster}_{job}_{type}_{task}"),
+    (TEZ_ATTEMPT_RE, "dag_{cluster}_{app}_{dag}", "task_{cluster}_{app}_{dag}_{vertex}_{task}"),
+)
+
+
 def attempt_fields(attempt_id: str) -> dict:
     """``attempt_id`` plus ``attempt_no``, ``task_id`` and ``job_id`` (a Tez DAG id) when it parses."""
-    m = ATTEMPT_RE.fullmatch(attempt_id)
-    if m:
-        return {
-            "attempt_id": attempt_id,
-            "attempt_no": int(m["attempt"]),
-            "job_id": f"job_{m['cluster']}_{m['job']}",
-            "task_id": f"task_{m['cluster']}_{m['job']}_{m['type']}_{m['task']}",
-        }
-    m = TEZ_ATTEMPT_RE.fullmatch(attempt_id)
-    if m:
-        return {
-            "attempt_id": attempt_id,
-            "attempt_no": int(m["attempt"]),
-            "job_id": f"dag_{m['cluster']}_{m['app']}_{m['dag']}",
-            "task_id": f"task_{m['cluster']}_{m['app']}_{m['dag']}_{m['vertex']}_{m['task']}",
-        }
+    for pattern, job, task in _SHAPES:
+        m = pattern.fullmatch(attempt_id)
+        if m:
+            parts = m.groupdict()
+            return {
+                "attempt_id": attempt_id,
+                "attempt_no": int(parts["attempt"]),
+                "job_id": job.format(**parts),
+                "task_id": task.format(**parts),
+            }
     return {"attempt_id": attempt_id}
