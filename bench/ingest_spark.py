@@ -1,7 +1,7 @@
 """Benchmark: Spark event logs and text logs through the local engine and the Spark engine.
 
 1. A Spark event log of about 1M decoder events, made by replicating the job/stage/task events
-   of the real corpus logs (../shared/corpus/spark-events/) with new job, stage and task ids
+   of the real corpus logs (tests/corpus/spark-events/) with new job, stage and task ids
    inside one application. Timed in the same run: `grep -c -F` over it (the floor), the local
    engine (`commitsleuth ingest`), the decoder alone (JSON lines -> events, no store), DuckDB's
    read_json (the fast-path candidate), then the same lines dealt into --text-files logs through
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("COMMITSLEUTH_SHARED", REPO.parent / "shared")) / "corpus" / "spark-events"
+CORPUS = Path(os.environ.get("COMMITSLEUTH_CORPUS", REPO / "tests" / "corpus")) / "spark-events"
 BODY_EVENTS = ("SparkListenerJobStart", "SparkListenerJobEnd", "SparkListenerStageSubmitted",
                "SparkListenerStageCompleted", "SparkListenerTaskStart", "SparkListenerTaskEnd",
                "SparkListenerSQLExecutionStart", "SparkListenerSQLExecutionEnd",
@@ -171,7 +171,7 @@ def local_engine(paths: list[Path], db: Path) -> int:
 def decoder_only(path: Path) -> int:
     from commitsleuth.parsers.base import ParseStats, SourceContext
     from commitsleuth.parsers.spark_events import decode_lines
-    from commitsleuth.readers import open_lines
+    from commitsleuth.ingest.readers import open_lines
 
     return sum(1 for _ in decode_lines(open_lines(path), SourceContext(str(path)), ParseStats()))
 
@@ -193,8 +193,8 @@ def duckdb_json(path: Path) -> int:
 
 
 def spark_engine(spark, paths: list[Path], out: Path, db: Path) -> int:
-    from commitsleuth.attach import attach_parquet
-    from commitsleuth.spark_engine import ingest_spark
+    from commitsleuth.ingest.parquet import attach_parquet
+    from commitsleuth.ingest.spark import ingest_spark
     from commitsleuth.store import Store
 
     shutil.rmtree(out, ignore_errors=True)
@@ -253,7 +253,7 @@ def main() -> None:
     t_loc, n_loc = timed("local engine", lambda: local_engine([parts], work / "evs.duckdb"))
     print(f"  local engine {n_loc / t_loc:,.0f} events/s")
     if not args.skip_spark:
-        from commitsleuth.spark_engine import spark_session
+        from commitsleuth.ingest.spark import spark_session
 
         t_start, spark = timed(f"spark session start ({args.master})", lambda: spark_session(
             args.master, {"spark.driver.memory": args.driver_memory}))
@@ -267,7 +267,7 @@ def main() -> None:
 
 def text_logs(args, work: Path, text: Path, spark) -> None:
     if spark is None and not args.skip_spark:
-        from commitsleuth.spark_engine import spark_session
+        from commitsleuth.ingest.spark import spark_session
 
         spark = spark_session(args.master, {"spark.driver.memory": args.driver_memory})
     size = sum(p.stat().st_size for p in text.iterdir())

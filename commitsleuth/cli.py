@@ -110,7 +110,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
 
 
 def _ingest_spark(paths, format_name, master, out, db) -> int:
-    from commitsleuth.spark_engine import ingest_spark
+    from commitsleuth.ingest.spark import ingest_spark
 
     report = ingest_spark(list(paths), out, master=master, format_name=format_name)
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped")}
@@ -133,7 +133,7 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
 
 
 def _attach(directory: str, db: str) -> None:
-    from commitsleuth.attach import attach_parquet
+    from commitsleuth.ingest.parquet import attach_parquet
 
     with Store(db) as store:
         report = attach_parquet(store, directory)
@@ -172,7 +172,7 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
       commitsleuth analyze --fail-on high --format json > findings.json
     """
     from commitsleuth.forensics.analyze import analyze as run_analyze
-    from commitsleuth.render import findings_json, findings_text
+    from commitsleuth.report.text import findings_json, findings_text
 
     with Store(db) as store:
         findings = run_analyze(store, list(detectors) or None)
@@ -201,7 +201,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
       commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
     """
     from commitsleuth.forensics.audit import audit as run_audit
-    from commitsleuth.render import findings_json, findings_text
+    from commitsleuth.report.text import findings_json, findings_text
 
     with Store(db or ":memory:") as store:
         n, findings = run_audit(store, path)
@@ -230,7 +230,7 @@ def timeline(table: str, partition: str | None, no_color: bool, db: str) -> int:
       commitsleuth timeline db.sales "dt=2017-08-30"
     """
     from commitsleuth.forensics.timeline import timeline as build
-    from commitsleuth.lanes_terminal import print_timeline
+    from commitsleuth.report.terminal import print_timeline
 
     with Store(db, read_only=True) as store:
         rows = build(store, table, partition)
@@ -256,7 +256,7 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
       commitsleuth query "select kind, count(*) from events group by kind"
     """
     from commitsleuth.queries import all_queries
-    from commitsleuth.render import table_text
+    from commitsleuth.report.text import table_text
 
     named = all_queries()
     if list_ or not name_or_sql:
@@ -334,7 +334,7 @@ def demo(db: str, report_path: str | None, live: bool) -> int:
       commitsleuth demo && commitsleuth query double_commits --db commitsleuth-demo.duckdb
     """
     from commitsleuth.demo import run_demo
-    from commitsleuth.render import findings_text
+    from commitsleuth.report.text import findings_text
 
     store, ingested, findings = run_demo(db)
     with store:
@@ -360,7 +360,7 @@ def _demo_live(db: str) -> None:
 
     from commitsleuth.demo import run_live_demo
     from commitsleuth.forensics.analyze import analyze as run_analyze
-    from commitsleuth.render import findings_text
+    from commitsleuth.report.text import findings_text
 
     click.echo("")
     click.echo("Live: a speculative foreachPartition on a local Spark cluster (a master and two workers "

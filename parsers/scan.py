@@ -20,7 +20,7 @@ from commitsleuth.model import Event
 from commitsleuth.parsers.base import (BINARY, MAX_CONTINUATION_LINES, Format, ParseStats,
                                        RecordParser, SourceContext, finish)
 from commitsleuth.parsers.messages import KEYWORDS
-from commitsleuth.readers import MAX_LINE  # lines are cut there, as the line reader cuts them
+from commitsleuth.ingest.readers import MAX_LINE  # lines are cut there, as the line reader cuts them
 
 _RE2 = "|".join(re.sub(r"([\\^$.|?*+()\[\]{}])", r"\\\1", k) for k in KEYWORDS)
 _BY_FIRST: dict[int, list[bytes]] = {}

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import orjson
 
-from commitsleuth.eventlogs import app_id_of
+from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.model import Event
 from commitsleuth.redact import redact
 

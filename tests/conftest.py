@@ -14,8 +14,9 @@ from commitsleuth.cli import main
 from commitsleuth.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("COMMITSLEUTH_SHARED", REPO.parent / "shared"))
-CORPUS = SHARED / "corpus"
+# The real corpus lives in the repository (tests/corpus/, each source with its licence and
+# provenance), so a lone clone runs the whole suite; COMMITSLEUTH_CORPUS points elsewhere.
+CORPUS = Path(os.environ.get("COMMITSLEUTH_CORPUS", REPO / "tests" / "corpus"))
 
 
 @dataclass
@@ -53,7 +54,7 @@ def cli(capsys, monkeypatch):
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.fail(f"the shared corpus is missing at {CORPUS}; set COMMITSLEUTH_SHARED")
+        pytest.fail(f"the corpus is missing at {CORPUS}; set COMMITSLEUTH_CORPUS")
     return CORPUS
 
 

@@ -104,7 +104,7 @@ def test_permission_denied(cli, tmp_path, db_path, monkeypatch):
     secret.write_text("x\n")
     secret.chmod(0o000)
     if os.geteuid() == 0:
-        import commitsleuth.ingest as ingest_mod
+        import commitsleuth.ingest.local as ingest_mod
 
         real = ingest_mod.fingerprint
 
@@ -162,7 +162,7 @@ LOC = "hdfs://10.2.6.102/tmp/hive-deploy/hive_2013-05-30_10-13-59_124_8643833043
 
 
 def test_timeline_draws_one_lane_per_attempt(cli, db_path):
-    from commitsleuth.lanes_terminal import middle
+    from commitsleuth.report.terminal import middle
 
     cli("ingest", SEED, "--db", db_path)
     r = cli("timeline", LOC, "hp_cal_month=2013-04", "--db", db_path, "--no-color")

@@ -1,4 +1,4 @@
-"""Detectors over real logs nobody here wrote (../shared/corpus)."""
+"""Detectors over real logs nobody here wrote (tests/corpus)."""
 
 from __future__ import annotations
 

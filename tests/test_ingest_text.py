@@ -15,7 +15,7 @@ import pytest
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
 from commitsleuth.parsers.attempts import attempt_fields
 from commitsleuth.parsers.scan import scan_blocks
-from commitsleuth.readers import BlockReader, LineReader, peek_lines
+from commitsleuth.ingest.readers import BlockReader, LineReader, peek_lines
 
 HEAD = "2018-09-28T10:15:01,{ms:03d}  INFO [HiveServer2-Background-Pool: Thread-{t}] "
 LOAD = (HEAD + "exec.Task: Loading data to table db.t partition (dt=2018-09-{d:02d}) from "
@@ -201,7 +201,7 @@ def test_block_scan_equals_line_parse(corpus, tmp_path, block):
 def test_worker_processes_give_the_same_store_as_one_pass(cli, corpus, tmp_path, monkeypatch):
     """Big inputs go to worker processes: plain logs cut into ranges, small files whole. The
     store must come out as a single in-process pass writes it."""
-    import commitsleuth.ingest as ingest_mod
+    import commitsleuth.ingest.local as ingest_mod
 
     logs = tmp_path / "logs"
     logs.mkdir()

@@ -10,8 +10,8 @@ import pytest
 
 from commitsleuth.ingest import ingest
 from commitsleuth.forensics.timeline import TimelineRow as Row
-from commitsleuth.lanes import build, duration, partition_lanes, time_axis
-from commitsleuth.lanes_terminal import lanes_text, middle
+from commitsleuth.report.lanes import build, duration, partition_lanes, time_axis
+from commitsleuth.report.terminal import lanes_text, middle
 from commitsleuth.store import Store
 
 

@@ -8,7 +8,7 @@ import re
 
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.ingest import ingest
-from commitsleuth.report import MANY_SOURCES, PAGE_SIZE, _json_for_script, render_report
+from commitsleuth.report.html import MANY_SOURCES, PAGE_SIZE, _json_for_script, render_report
 from commitsleuth.store import Store
 from many_findings import many_findings_store
 

@@ -16,7 +16,7 @@ from browser import Chromium, chromium_path
 from commitsleuth.demo import sample_dir
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.ingest import ingest
-from commitsleuth.report import PAGE_SIZE, write_report
+from commitsleuth.report.html import PAGE_SIZE, write_report
 from commitsleuth.store import Store
 from many_findings import many_findings_store, seed_events, write_task_logs
 

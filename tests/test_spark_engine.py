@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from commitsleuth.attach import attach_parquet
+from commitsleuth.ingest.parquet import attach_parquet
 from commitsleuth.errors import InputError
 from commitsleuth.ingest import ingest
 from commitsleuth.model import EVENT_COLUMNS
-from commitsleuth.spark_engine import ingest_spark, units_of
+from commitsleuth.ingest.spark import ingest_spark, units_of
 from commitsleuth.store import Store
 
 EVENT_FIELDS = ", ".join(f"e.{c}" for c in EVENT_COLUMNS if c not in ("event_id", "source_id"))

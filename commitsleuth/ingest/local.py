@@ -20,14 +20,14 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth import eventlogs
+from commitsleuth.ingest import eventlogs
 from commitsleuth.errors import InputError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
 from commitsleuth.parsers.base import ATTEMPT_RE, BINARY, Format
 from commitsleuth.parsers.scan import BlockScanner
-from commitsleuth.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
+from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
                                   open_lines, peek_lines, same_head)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
@@ -113,7 +113,7 @@ def ingest(
             item = _plan(store, path, fmt_forced, progress, pool)
             planned.append(item)
             # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
-            while sum(len(i.futures) for i in planned if isinstance(i, _Read)) > 2 * workers + 2:
+            while sum(len(i.futures) for i in planned if isinstance(i, FileRead)) > 2 * workers + 2:
                 report.results.append(_finish(store, planned.popleft(), on_events))
         while planned:
             report.results.append(_finish(store, planned.popleft(), on_events))
@@ -137,7 +137,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -> "SourceResult | _Read":
+def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -> "SourceResult | FileRead":
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
     uri = str(path.resolve())
@@ -180,13 +180,13 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -
     else:
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri))
-    read = _Read(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
+    read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
     read.previous = previous if resume_at else None
     read.submit()
     return read
 
 
-def _finish(store: Store, item: "SourceResult | _Read", on_events=None) -> SourceResult:
+def _finish(store: Store, item: "SourceResult | FileRead", on_events=None) -> SourceResult:
     """Write a planned read's events and its ``sources`` row; a result passes through."""
     if isinstance(item, SourceResult):
         return item
@@ -253,7 +253,7 @@ def _batches(events: Iterable) -> Iterator[pa.Table]:
         yield events_to_arrow(_stored(batch), None)
 
 
-class _Read:
+class FileRead:
     """One file's read: the block scan for headed text logs (split across processes when the
     file is big and plain), the line parse for headless output and decoders."""
 
@@ -390,7 +390,7 @@ def scan_range(job) -> tuple:
 def read_whole(job) -> tuple:
     """One worker task: a whole small file of any format (compressed, headless, event log)."""
     path, fmt_name, ctx, size = job
-    read = _Read(Path(path), get_format(fmt_name), ctx, ParseStats(), 0, 1, None, size)
+    read = FileRead(Path(path), get_format(fmt_name), ctx, ParseStats(), 0, 1, None, size)
     tables, error = [], None
     try:
         tables.extend(read.tables())

@@ -15,7 +15,7 @@ Output, under ``OUT`` (any Hadoop path)::
 
 Idempotent per file like the local engine: a file whose size and modification time are those
 of a previous run is not read again; a file that grew is parsed again and only its new lines
-are written. ``commitsleuth.attach.attach_parquet`` loads the output into the DuckDB store.
+are written. ``commitsleuth.ingest.parquet.attach_parquet`` loads the output into the DuckDB store.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from commitsleuth import eventlogs
+from commitsleuth.ingest import eventlogs
 from commitsleuth.errors import CommitsleuthError, InputError
 from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA
 
@@ -129,13 +129,13 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
                skip_lines: int, size: int, mtime: int) -> Iterator[pa.RecordBatch]:
     """Events, then the source row and its rejects, of one unit, as OUT_SCHEMA batches.
 
-    The steps of the local engine's ``_plan`` and ``_finish``, around its very ``_Read``.
+    The steps of the local engine's ``_plan`` and ``_finish``, around its very ``FileRead``.
     """
     import pyarrow.compute as pc
 
-    from commitsleuth.ingest import _Read, attempt_from_path
+    from commitsleuth.ingest.local import FileRead, attempt_from_path
     from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format
-    from commitsleuth.readers import ReadError, fingerprint, peek_lines
+    from commitsleuth.ingest.readers import ReadError, fingerprint, peek_lines
     from commitsleuth.redact import redact
 
     uid = source_uid(uri)
@@ -160,7 +160,7 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
         if fmt is not None:
             src["format"] = fmt.name
             ctx = SourceContext(uri=uri, source_id=uid, attempt_id=attempt_from_path(uri))
-            read = _Read(path, fmt, ctx, stats, 0, 1, None, size)
+            read = FileRead(path, fmt, ctx, stats, 0, 1, None, size)
             try:
                 for table in read.tables():
                     if skip_lines:  # written by an earlier run, before the file grew

@@ -1,7 +1,7 @@
 """The HTML report: one self-contained file (no network at view time), every log text escaped.
 
 The summary (sources, findings by severity and detector) is written as HTML here. The findings
-travel as one JSON block that ``report_assets/report.js`` draws a page at a time, each with the
+travel as one JSON block that ``report/assets/report.js`` draws a page at a time, each with the
 lanes of its partition (``lanes.py``), so a report of 10,000 findings opens as fast as one of
 twenty. Log text reaches the page only as escaped HTML here, or as JSON read by the script and
 put into the DOM as text; a Content-Security-Policy lets only the report's own script run and
@@ -27,7 +27,7 @@ from commitsleuth import __version__
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import evidence, stored_findings
 from commitsleuth.forensics.detectors import Finding
-from commitsleuth.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
+from commitsleuth.report.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
                                 windows_for)
 from commitsleuth.model import SEVERITIES
 from commitsleuth.store import Store
@@ -45,7 +45,7 @@ def _e(value) -> str:
 
 @lru_cache(maxsize=None)
 def _asset(name: str) -> str:
-    return resources.files("commitsleuth").joinpath("report_assets", name).read_text(encoding="utf-8")
+    return resources.files("commitsleuth").joinpath("report", "assets", name).read_text(encoding="utf-8")
 
 
 def _json_for_script(data) -> str:

@@ -13,7 +13,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
-from commitsleuth import eventlogs
+from commitsleuth.ingest import eventlogs
 
 HEAD_BYTES = 64 * 1024
 MAX_LINE = 1 << 20  # longer lines are cut here for parsing; the rest is counted, not kept
@@ -65,7 +65,7 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
         import lz4.frame
 
         return lz4.frame.LZ4FrameFile(raw)
-    from commitsleuth.codecs import open_java_stream  # Spark event logs' lz4/snappy/lzf
+    from commitsleuth.ingest.codecs import open_java_stream  # Spark event logs' lz4/snappy/lzf
 
     return open_java_stream(raw) or raw
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
-from commitsleuth.codecs import ChunkStream
+from commitsleuth.ingest.codecs import ChunkStream
 
 ROLLING_PREFIX = "eventlog_v2_"
 IN_PROGRESS = ".inprogress"  # a finished log was renamed from <name>.inprogress

@@ -14,7 +14,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
-from commitsleuth.lanes import (OUTCOMES, PartitionLanes, TimelineRow, format_ts, kind_label,
+from commitsleuth.report.lanes import (OUTCOMES, PartitionLanes, TimelineRow, format_ts, kind_label,
                                 partition_lanes)
 from commitsleuth.store import Store
 
