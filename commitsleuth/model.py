@@ -46,6 +46,10 @@ KINDS = {
     "partition_exists": "an add failed because the partition already existed",
     "load": "data was loaded into a table or partition",
     "file": "a file seen on disk by a listing (inventory)",
+    "file_create": "the storage created or wrote a file (HDFS create/append/truncate/concat, S3 PUT/COPY/multipart completion)",
+    "fs_context": "a storage call kept as context: attribute changes, refused calls, the trash emptier",
+    "fs_read": "one storage read (only with ingest --keep-reads)",
+    "fs_reads": "storage reads counted per (principal, call, hour); size holds the count",
 }
 
 SEVERITIES = ("low", "medium", "high", "critical")

@@ -42,6 +42,7 @@ class SourceContext:
     uri: str
     source_id: int | None = None
     attempt_id: str | None = None
+    keep_reads: bool = False  # storage audit logs: one event per read instead of counts per hour
 
 
 @dataclass
