@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from commitsleuth.model import Event
 
+_S3_SCHEMES = ("s3", "s3n", "s3a")
 _PART_SEG = re.compile(r"^[^=/]+=[^/]*$")
 _HIVE_EXT = re.compile(r"^(?:_task_tmp\.|_tmp\.)?(-ext-\d+)(?:\.intermediate|\.moved)?$")
 _HIVE_STAGING = re.compile(r"^\.hive-staging_|^\.staging_|^_tmp\.")
@@ -48,7 +49,11 @@ def split_scheme(path: str) -> tuple[str, str]:
     """``hdfs://nn:8020/a/b`` -> (``hdfs://nn:8020``, ``/a/b``); ``file:/a`` -> (``file:``, ``/a``)."""
     m = re.match(r"^([a-zA-Z][\w+.-]+:(?://[^/]*)?)(/.*)?$", path)
     if m:
-        return m.group(1), m.group(2) or "/"
+        prefix = m.group(1)
+        scheme, sep, rest = prefix.partition(":")
+        if scheme.lower() in _S3_SCHEMES:
+            prefix = "s3a:" + rest  # s3://, s3n://, s3a:// of one bucket are one store
+        return prefix, m.group(2) or "/"
     return "", path
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
+from commitsleuth.forensics.storage import DOUBLE_WRITES_SQL
 
 # Three ways one task's output lands twice:
 #  - Hive-named files: a task renamed its file into the output (outside the commit protocol) or
@@ -86,6 +87,8 @@ by_commit AS (
 SELECT * FROM by_file
 UNION ALL
 SELECT * FROM by_commit
+UNION ALL
+SELECT * FROM ({storage})
 ORDER BY location NULLS LAST, partition_spec, task
 """
 
@@ -111,10 +114,12 @@ class DoubleCommit(SqlDetector):
     code = "CS101"
     name = "double-commit"
     severity = "high"
-    sql = _SQL
+    sql = _SQL.replace("{storage}", DOUBLE_WRITES_SQL)
 
     def summary(self, row):
         n = len(row["actors"])
+        if row["how"] == "storage":  # the storage's records: no file-naming convention needed
+            return (f"{row['files'][0]} written by {n} attempts of {row['app_id']}: {', '.join(row['actors'])}")
         if row["how"] == "commits":
             app = f" of {row['app_id']}" if row["app_id"] else ""
             return f"task {row['task']}{app} committed by {n} attempts: {', '.join(row['actors'])}"

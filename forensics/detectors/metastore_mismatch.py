@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from commitsleuth.forensics import storage
 from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # The metastore holds the partition (added, altered, or an add found it already there) and its
@@ -68,6 +69,9 @@ class MetastoreMismatch(SqlDetector):
     name = "metastore-fs-mismatch"
     severity = "high"
     sql = _SQL
+
+    def run(self, con):
+        return storage.annotate(con, super().run(con))  # who deleted it, per the storage's records
 
     def summary(self, row):
         return (

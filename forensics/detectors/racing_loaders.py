@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from commitsleuth.forensics import storage
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 
 # A writer (view loading_steps: a query, else a thread or application) has a window on a
@@ -66,6 +67,9 @@ class RacingLoaders(SqlDetector):
     name = "racing-loaders"
     severity = "high"
     sql = _SQL
+
+    def run(self, con):
+        return storage.annotate(con, super().run(con))  # who deleted it, per the storage's records
 
     def summary(self, row):
         writers = ", ".join(row["actors"])

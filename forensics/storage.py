@@ -1,0 +1,105 @@
+"""What the storage's own records add to findings: who deleted or trashed a partition's files
+(user, proxy user, client address, the query, job or attempt of the caller context) and whether
+the data can still be restored from the trash; which attempts wrote one file twice.
+
+Storage events come from the ``hdfs-audit`` and ``s3-access`` formats: their ``detail`` holds
+``storage`` (``hdfs`` or ``s3``), ``user``, ``proxy``, ``ip`` and, for a trash move, ``trash``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from commitsleuth.forensics.detectors.base import Finding
+
+# CS101's storage arm: one application's attempts (named by the caller context or the S3A audit
+# Referer) that created or published the same final path. Paths inside a temp or staging layer
+# are the commit protocol's own business (each attempt rewrites its own there).
+DOUBLE_WRITES_SQL = """
+SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
+       any_value(table_name) AS table_name, any_value(file_name) AS task, app_id,
+       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,
+       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
+FROM partition_events
+WHERE kind IN ('file_create', 'rename') AND attempt_id IS NOT NULL AND file_name IS NOT NULL
+  AND NOT is_temp
+GROUP BY app_id, coalesce(target_path, path)
+HAVING count(DISTINCT attempt_id) > 1
+"""
+
+_DELETES_SQL = """
+SELECT event_id, ts, path, query_id, job_id, attempt_id, app_id, detail FROM events
+WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND kind = 'delete' AND detail LIKE '%"storage":%'
+ORDER BY ts, event_id
+"""
+
+# After a trash move: a delete of the moved path (or a directory above it) in the trash, or of
+# the checkpoint the emptier renamed .Trash/Current to, empties it.
+_EMPTIED_SQL = """
+WITH later AS (
+    SELECT ts, path, target_path, detail FROM events
+    WHERE ts >= ? AND kind IN ('fs_context', 'delete') AND starts_with(path, ?)
+)
+SELECT d.ts, d.path FROM later d
+WHERE d.detail LIKE '%"cmd": "delete"%'
+  AND (starts_with(?, d.path || '/') OR ? = d.path
+       OR EXISTS (SELECT 1 FROM later c WHERE c.target_path = d.path AND c.path = ? AND c.ts <= d.ts
+                  AND starts_with(?, c.path || '/')))
+ORDER BY d.ts LIMIT 1
+"""
+
+
+def who(detail: dict, row: dict) -> str:
+    """``bob (proxy hive) from 10.1.2.3, query hive_…`` for a storage event."""
+    text = detail.get("user") or "?"
+    if detail.get("proxy"):
+        text += f" (proxy {detail['proxy']})"
+    if detail.get("ip"):
+        text += f" from {detail['ip']}"
+    names = []
+    if row.get("query_id"):
+        names.append(f"query {row['query_id']}")
+    if row.get("attempt_id"):
+        names.append(f"attempt {row['attempt_id']}")
+    if row.get("job_id"):
+        names.append(f"job {row['job_id']}")
+    if row.get("app_id"):
+        names.append(f"application {row['app_id']}")
+    if not names and detail.get("caller_context"):
+        names.append(f"caller context {detail['caller_context']}")
+    return text + (", " + ", ".join(names) if names else "")
+
+
+def recovery(con, ts, trash: str | None, storage: str) -> tuple[bool, str]:
+    """Whether the data is still in the trash, and the words that say so."""
+    if not trash:
+        if storage == "s3":
+            return False, "deleted on S3 (no trash: only a versioned bucket keeps it)"
+        return False, "deleted, not moved to the trash: not recoverable from it"
+    root = trash[: trash.index("/.Trash/") + len("/.Trash/")]
+    current = root + "Current"
+    row = con.execute(_EMPTIED_SQL, [ts, root, trash, trash, current, trash]).fetchone()
+    if row:
+        return False, f"moved to {trash}, but the trash was emptied ({row[1]} deleted at {row[0]})"
+    return True, f"recoverable from the trash: {trash}"
+
+
+def annotate(con, findings: list[Finding]) -> list[Finding]:
+    """Name the storage client behind each delete in a finding's evidence, and the recovery."""
+    for f in findings:
+        if not f.evidence:
+            continue
+        cur = con.execute(_DELETES_SQL, [list(f.evidence)])
+        cols = [c[0] for c in cur.description]
+        said = []
+        for values in cur.fetchall():
+            row = dict(zip(cols, values))
+            detail = json.loads(row["detail"])
+            ok, words = recovery(con, row["ts"], detail.get("trash"), detail.get("storage"))
+            said.append({"event_id": row["event_id"], "path": row["path"], "by": who(detail, row),
+                         "user": detail.get("user"), "proxy": detail.get("proxy"), "ip": detail.get("ip"),
+                         "recoverable": ok, "recovery": words})
+        if said:
+            f.summary += "; storage: " + "; ".join(f"{s['by']} removed {s['path']}, {s['recovery']}" for s in said)
+            f.detail = {**(f.detail or {}), "storage_deletes": said}
+    return findings
