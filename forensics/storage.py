@@ -21,8 +21,7 @@ SELECT any_value(location) AS location, any_value(partition_spec) AS partition_s
        list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,
        min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
 FROM partition_events
-WHERE kind IN ('file_create', 'rename') AND attempt_id IS NOT NULL AND file_name IS NOT NULL
-  AND NOT is_temp
+WHERE kind IN ('file_create', 'rename') AND NOT is_temp
 GROUP BY app_id, coalesce(target_path, path)
 HAVING count(DISTINCT attempt_id) > 1
 """
