@@ -7,7 +7,7 @@ import difflib
 from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers.base import Format
 from commitsleuth.parsers.formats import (hdfs_audit, hive_log4j1, hive_log4j2, hive_metastore_audit,
-                                          hs2_operation_log, mr1_task_stdout, mr_task_syslog,
+                                          hs2_operation_log, mr1_task_stdout, mr_task_syslog, s3_access,
                                           spark_eventlog, spark_log, tez_task)
 
 FORMATS: tuple[Format, ...] = (
@@ -24,6 +24,7 @@ FORMATS: tuple[Format, ...] = (
     spark_log.ISO,
     spark_eventlog.FORMAT,
     hdfs_audit.FORMAT,
+    s3_access.FORMAT,
 )
 BY_NAME = {f.name: f for f in FORMATS}
 
