@@ -70,9 +70,11 @@ def cli(debug: bool) -> None:
               "or spark-submit's).")
 @click.option("--out", metavar="DIR", default="commitsleuth-parquet", show_default=True,
               help="Parquet output of --engine spark (any Hadoop path); a local one is loaded into --db.")
+@click.option("--keep-reads", is_flag=True,
+              help="HDFS audit and S3 access logs: one event per read instead of counts per (user, call, hour).")
 @db_option
 def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master: str | None,
-           out: str, db: str) -> int:
+           out: str, keep_reads: bool, db: str) -> int:
     """Read log files, directories (recursively) and globs into the store.
 
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
@@ -93,7 +95,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
         total = sum(_size(p) for p in expand_paths(paths))
         with _progress(total) as (advance, add_events):
             report = run_ingest(store, paths, format_name=format_name, progress=advance,
-                                on_events=add_events)
+                                on_events=add_events, keep_reads=keep_reads)
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped", "unchanged")}
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     rejected = sum(r.rejected for r in report.results)

@@ -101,8 +101,10 @@ def ingest(
     format_name: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_events: Callable[[int], None] | None = None,
+    keep_reads: bool = False,
 ) -> IngestReport:
-    """Ingest files into ``store``; each file gets a ``sources`` row whatever happens to it."""
+    """Ingest files into ``store``; each file gets a ``sources`` row whatever happens to it.
+    ``keep_reads``: storage audit logs keep every read instead of counts per hour."""
     fmt_forced = get_format(format_name) if format_name else None
     files = expand_paths(paths)
     report = IngestReport()
@@ -110,7 +112,7 @@ def ingest(
     planned: deque = deque()
     with _pool(workers) as pool:
         for path in files:
-            item = _plan(store, path, fmt_forced, progress, pool)
+            item = _plan(store, path, fmt_forced, progress, pool, keep_reads)
             planned.append(item)
             # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
             while sum(len(i.futures) for i in planned if isinstance(i, FileRead)) > 2 * workers + 2:
@@ -137,7 +139,8 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -> "SourceResult | FileRead":
+def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
+          keep_reads: bool = False) -> "SourceResult | FileRead":
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
     uri = str(path.resolve())
@@ -179,7 +182,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool) -
         store.update_source(sid, uri=uri, status="running", fingerprint=fp)
     else:
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
-    ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri))
+    ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri), keep_reads=keep_reads)
     read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
     read.previous = previous if resume_at else None
     read.submit()

@@ -1,0 +1,148 @@
+"""The storage's own records: hdfs-audit and s3-access parsed to exact facts, caller contexts,
+S3A audit Referers, and the partition key they share with every other source."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from commitsleuth.forensics.paths import enrich, resolve
+from commitsleuth.parsers import ParseStats, SourceContext, get_format, parse_lines
+from commitsleuth.parsers.callers import caller_fields, s3a_referer
+from commitsleuth.parsers.formats import hdfs_audit, s3_access
+
+T = "\t"
+
+
+def audit(cmd, src, dst="null", ugi="etl (auth:SIMPLE)", ctx=None, allowed="true", ts="2023-03-01 10:00:05,120"):
+    line = (f"{ts} INFO FSNamesystem.audit: allowed={allowed}{T}ugi={ugi}{T}ip=/10.0.0.21{T}cmd={cmd}{T}"
+            f"src={src}{T}dst={dst}{T}perm=null{T}proto=rpc")
+    return line + (f"{T}callerContext={ctx}" if ctx else "")
+
+
+def parse(fmt_name, lines, keep_reads=False):
+    stats = ParseStats()
+    ctx = SourceContext("x", keep_reads=keep_reads)
+    events = [enrich(e) for e in parse_lines(get_format(fmt_name), [(i + 1, 0, t) for i, t in enumerate(lines)], ctx, stats)]
+    return events, stats
+
+
+@pytest.mark.parametrize("context,expected", [
+    ("SPARK_TASK_application_1677664000000_0042_1_JId_0_SId_1_0_TId_7_1",
+     {"app_id": "application_1677664000000_0042", "stage_id": 1, "stage_attempt": 0, "attempt_no": 1,
+      "task_id": "TID 7", "attempt_id": "task attempt 1 in stage 1.0 (TID 7)"}),
+    ("SPARK_TASK_application_1677664000000_0042_JId_3_SId_4_1_TId_99_0",  # client mode: no app attempt
+     {"app_id": "application_1677664000000_0042", "stage_id": 4, "stage_attempt": 1, "attempt_no": 0,
+      "task_id": "TID 99", "attempt_id": "task attempt 0 in stage 4.1 (TID 99)"}),
+    ("SPARK_TASK_local-1677664000000_JId_0_SId_0_0_TId_2_0",
+     {"app_id": "local-1677664000000", "stage_id": 0, "stage_attempt": 0, "attempt_no": 0, "task_id": "TID 2",
+      "attempt_id": "task attempt 0 in stage 0.0 (TID 2)"}),
+    ("SPARK_DRIVER_application_1677664000000_0042_1", {"app_id": "application_1677664000000_0042"}),
+    ("upstream_SPARK_DRIVER_app-20230301100000-0001", {"app_id": "app-20230301100000-0001"}),
+    ("hive_queryId_hive_20180928140210_5d1c2f0e-91aa-4b7e-8a55-0c6f2b1d9e01",
+     {"query_id": "hive_20180928140210_5d1c2f0e-91aa-4b7e-8a55-0c6f2b1d9e01"}),
+    ("hive_sessionId_5d1c2f0e-91aa-4b7e-8a55-0c6f2b1d9e01", {}),
+    ("tez_ta:attempt_1677664000000_0042_1_02_000003_1",
+     {"attempt_id": "attempt_1677664000000_0042_1_02_000003_1", "attempt_no": 1,
+      "job_id": "dag_1677664000000_0042_1", "task_id": "task_1677664000000_0042_1_02_000003"}),
+    ("tez_dag:dag_1677664000000_0042_1", {"job_id": "dag_1677664000000_0042_1"}),
+    ("tez_app:application_1677664000000_0042", {"app_id": "application_1677664000000_0042"}),
+    ("CLI", {}),
+])
+def test_caller_contexts(context, expected):
+    assert caller_fields(context) == expected
+
+
+def test_proxy_user_trash_move_is_a_delete_naming_user_proxy_and_address():
+    (ev,), stats = parse("hdfs-audit", [hdfs_audit.FORMAT.samples[0].line])
+    assert (ev.kind, ev.thread, ev.host, ev.status) == ("delete", "hue via hive from 9.46.88.114", "9.46.88.114", None)
+    assert ev.detail["user"] == "hue/cdp711-11.fyre.ibm.com@DBANET4.ROOT"
+    assert ev.detail["proxy"] == "hive/cdp711-11.fyre.ibm.com@DBANET4.ROOT"
+    assert ev.detail["how"] == "trash" and ev.detail["trash"].startswith("/user/hue/.Trash/Current/user/hue/")
+    assert ev.target_path is None and ev.ts == dt.datetime(2020, 8, 15, 4, 13, 25, 273000)
+    assert stats.rejected == 0
+
+
+def test_writes_reads_and_refusals():
+    lines = [
+        audit("mkdirs", "/w/db.db/t/dt=1"),
+        audit("create", "/w/db.db/t/dt=1/f.parquet", ctx="SPARK_TASK_application_1_2_1_JId_0_SId_1_0_TId_7_0"),
+        audit("rename", "/w/db.db/t/_temporary/0/task_1/dt=1/g", "/w/db.db/t/dt=1/g"),
+        audit("delete", "/w/db.db/t/dt=2"),
+        audit("delete", "/w/db.db/t/dt=3", allowed="false"),
+        audit("delete", "/user/etl/.Trash/230301000000"),
+        audit("setPermission", "/w/db.db/t"),
+        audit("concat", "[/w/db.db/t/dt=1/a, /w/db.db/t/dt=1/b]", "/w/db.db/t/dt=1/c"),
+        audit("open", "/w/db.db/t/dt=1/f.parquet"),
+        audit("open", "/w/db.db/t/dt=1/f.parquet", ts="2023-03-01 10:59:59,999"),
+        audit("open", "/w/db.db/t/dt=1/f.parquet", ts="2023-03-01 11:00:00,000"),
+        audit("getfileinfo", "/w/db.db/t"),
+        "not an audit line",
+    ]
+    events, stats = parse("hdfs-audit", lines)
+    got = [(e.kind, e.path, e.target_path, e.status, e.location, e.partition_spec, e.size) for e in events]
+    assert got == [
+        ("dir_create", "/w/db.db/t/dt=1", None, None, "/w/db.db/t", "dt=1", None),
+        ("file_create", "/w/db.db/t/dt=1/f.parquet", None, None, "/w/db.db/t", "dt=1", None),
+        ("rename", "/w/db.db/t/_temporary/0/task_1/dt=1/g", "/w/db.db/t/dt=1/g", None, "/w/db.db/t", "dt=1", None),
+        ("delete", "/w/db.db/t/dt=2", None, None, "/w/db.db/t", "dt=2", None),
+        ("fs_context", "/w/db.db/t/dt=3", None, "denied", "/w/db.db/t", "dt=3", None),
+        ("fs_context", "/user/etl/.Trash/230301000000", None, None, "/user/etl/.Trash", None, None),
+        ("fs_context", "/w/db.db/t", None, None, "/w/db.db", None, None),
+        ("file_create", "/w/db.db/t/dt=1/c", None, None, "/w/db.db/t", "dt=1", None),
+        ("fs_reads", None, None, None, None, None, 2),
+        ("fs_reads", None, None, None, None, None, 1),
+        ("fs_reads", None, None, None, None, None, 1),
+    ]
+    assert events[1].attempt_id == "task attempt 0 in stage 1.0 (TID 7)" and events[1].thread is None
+    assert events[0].thread == "etl from 10.0.0.21" and events[0].table_name == "db.t"
+    assert [(e.detail["cmd"], e.line_no, e.ts) for e in events[8:]] == [
+        ("open", 9, dt.datetime(2023, 3, 1, 10)), ("open", 11, dt.datetime(2023, 3, 1, 11)),
+        ("getfileinfo", 12, dt.datetime(2023, 3, 1, 10))]
+    assert stats.rejected == 1 and stats.rejects["hdfs-audit: no audit fields"][1] == 13
+    kept, _ = parse("hdfs-audit", lines[8:12], keep_reads=True)
+    assert [e.kind for e in kept] == ["fs_read"] * 4
+
+
+def s3(op, key, rid="R1", referer="-", status=200, requester="arn:aws:iam::1:role/etl", t="01/Mar/2023:12:00:00 +0100"):
+    return (f'o lake [{t}] 10.0.0.9 {requester} {rid} {op} {key} "-" {status} - - 1 2 3 "{referer}" "ua" - H= '
+            f"SigV4 C AuthHeader lake.s3.amazonaws.com TLSv1.2 - - newfield1 newfield2")
+
+
+def test_s3_multi_object_delete_joined_by_request_id_whichever_comes_first():
+    ref = "https://audit.example.org/hadoop/1/op_delete/s1/?op=op_delete&pr=housekeeping&ji=job_1_0077&id=s1"
+    lines = [s3("BATCH.DELETE.OBJECT", "w/t/dt%3D1/a%20b", rid="M1"),
+             s3("REST.POST.MULTI_OBJECT_DELETE", "-", rid="M1", referer=ref),
+             s3("BATCH.DELETE.OBJECT", "w/t/dt%3D1/", rid="M1"),
+             s3("BATCH.DELETE.OBJECT", "w/t/dt%3D2/x", rid="M2"),
+             s3("REST.PUT.OBJECT", "w/t/dt%3D3/y", status=403),
+             s3("REST.GET.OBJECT", "w/t/dt%3D3/y"),
+             "garbage"]
+    events, stats = parse("s3-access", lines)
+    got = sorted((e.line_no, e.kind, e.path, e.thread, e.job_id, e.status, e.ts) for e in events)
+    t = dt.datetime(2023, 3, 1, 11)
+    assert got == [
+        (1, "delete", "s3a://lake/w/t/dt=1/a b", "housekeeping from 10.0.0.9", "job_1_0077", None, t),
+        (2, "fs_context", "s3a://lake/", "housekeeping from 10.0.0.9", "job_1_0077", None, t),
+        (3, "delete", "s3a://lake/w/t/dt=1/", "housekeeping from 10.0.0.9", "job_1_0077", None, t),
+        (4, "delete", "s3a://lake/w/t/dt=2/x", "arn:aws:iam::1:role/etl from 10.0.0.9", None, None, t),
+        (5, "fs_context", "s3a://lake/w/t/dt=3/y", "arn:aws:iam::1:role/etl from 10.0.0.9", None, "403", t),
+        (6, "fs_reads", None, "arn:aws:iam::1:role/etl", None, None, t),
+    ]
+    assert [e.partition_spec for e in sorted(events, key=lambda e: e.line_no)][:4] == ["dt=1", None, "dt=1", "dt=2"]
+    assert stats.rejected == 1
+
+
+def test_s3a_audit_referer_names_principal_job_and_attempt():
+    (ev,), _ = parse("s3-access", [s3_access.FORMAT.samples[2].line])
+    assert (ev.kind, ev.attempt_id, ev.attempt_no, ev.thread) == (
+        "file_create", "attempt_20230301100000_0001_m_000003_1", 1, None)
+    assert ev.path == "s3a://lake/warehouse/orders/dt=2023-03-01/part-00003-0f3e8a6c-1b2d-4c5e-8f90-123456789abc.c000.snappy.parquet"
+    assert ev.detail["user"] == "etl" and ev.detail["s3a_audit"]["ji"] == "0f3e8a6c-1b2d-4c5e-8f90-123456789abc"
+    assert s3a_referer('"-"') is None and s3a_referer("https://example.org/page?pr=x") is None
+
+
+@pytest.mark.parametrize("path", ["s3://b/w/t/dt=1", "s3n://b/w/t/dt=1", "s3a://b/w/t/dt=1", "S3A://b/w/t/dt=1"])
+def test_one_bucket_under_every_s3_scheme(path):
+    assert (resolve(path, is_dir=True).location, resolve(path, is_dir=True).partition_spec) == ("s3a://b/w/t", "dt=1")
