@@ -6,32 +6,35 @@ import re
 
 MASK = "***"
 
+# Each pattern with the (lower-cased) substrings it needs in the text: most log lines have none,
+# and a substring test is a hundred times cheaper than running a pattern (a Kerberos principal's
+# '@' must not run the key=value pattern over a whole audit line).
 _PATTERNS = (
     # Authorization: Bearer xyz
-    re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)"),
+    (("bearer",), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)")),
     # key=value / key: value where the key names a secret (conf dumps, JDBC properties, URLs)
-    re.compile(
-        r"(?i)(?P<key>[\w.\-]*(?:password|passwd|pwd|secret|token|credential|access[._-]?key|"
+    (("pass", "pwd", "secret", "token", "credential", "key"), re.compile(
+        # the look-behind starts a key only where a run of key characters starts: the same
+        # leftmost matches, without retrying from every character of a long path (quadratic)
+        r"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:password|passwd|pwd|secret|token|credential|access[._-]?key|"
         r"secret[._-]?key|api[._-]?key)[\w.\-]*)(?P<sep>\"?\s*[=:]\s*\"?)(?P<val>[^\s\"&;,)}\]]+)"
-    ),
+    )),
     # scheme://user:password@host
-    re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@]+)(?P<sep>:)(?P<val>[^@\s/]+)(?=@)"),
+    (("@",), re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@]+)(?P<sep>:)(?P<val>[^@\s/]+)(?=@)")),
 )
 _AWS_KEY_ID = re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")
-# Every pattern above needs one of these (lower-cased) in the text; most log lines have none,
-# and a substring test is a hundred times cheaper than running the patterns.
-_TRIGGERS = ("bearer", "pass", "pwd", "secret", "token", "credential", "key", "@", "akia", "asia")
 
 
 def redact(text: str | None) -> str | None:
     if not text:
         return text
     lower = text.lower()
-    if not any(t in lower for t in _TRIGGERS):
-        return text
-    for pat in _PATTERNS:
-        text = pat.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
-    return _AWS_KEY_ID.sub(MASK, text)
+    for triggers, pat in _PATTERNS:
+        if any(t in lower for t in triggers):
+            text = pat.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
+    if "akia" in lower or "asia" in lower:
+        text = _AWS_KEY_ID.sub(MASK, text)
+    return text
 
 
 def redact_conf(conf: dict[str, str]) -> dict[str, str]:

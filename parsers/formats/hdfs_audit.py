@@ -34,6 +34,7 @@ _CONTEXT = {"setOwner", "setPermission", "setReplication", "setTimes", "setStora
             "disallowSnapshot", "setQuota", "setErasureCodingPolicy", "unsetErasureCodingPolicy",
             "createEncryptionZone", "recoverLease"}
 TRASH = "/.Trash/"
+_WRITES = {*_CREATES, *_CONTEXT, "mkdirs", "rename", "delete"}
 
 
 def principal(ugi: str) -> tuple[str, str | None, str | None]:
@@ -64,34 +65,38 @@ def parse_time(head: str) -> dt.datetime | None:
 
 def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
     keep_reads = ctx.keep_reads
-    reads: dict[tuple, list] = {}  # (principal, cmd, hour) -> [count, line_no, offset, ts, ip, raw]
+    reads: dict[tuple, list] = {}  # (ugi, cmd, hour) -> [count, first line_no, its offset, its text]
     for line_no, offset, text in lines:
         stats.lines += 1
         i = text.find("allowed=")
-        if i < 0:
+        j = text.find("\tcmd=", i) if i >= 0 else -1
+        if j < 0:
             if text.strip():
                 stats.reject(BINARY if "\x00" in text else "hdfs-audit: no audit fields", line_no, text)
             continue
         stats.records += 1
-        fields = dict(f.partition("=")[::2] for f in text[i:].rstrip("\r\n").split("\t"))
-        cmd_full = fields.get("cmd", "")
+        k = text.find("\t", j + 5)
+        cmd_full = text[j + 5:k] if k >= 0 else text[j + 5:].rstrip("\r\n")
         cmd = cmd_full.partition(" ")[0]
-        ugi, ip = fields.get("ugi", ""), fields.get("ip", "").rpartition("/")[2] or None
-        allowed = fields.get("allowed") == "true"
-        if not (cmd in _CREATES or cmd in _CONTEXT or cmd in ("mkdirs", "rename", "delete")):
-            hour = text[:13]
-            if keep_reads:
-                user, real, _ = principal(ugi)
-                ev = _event("fs_read", text, line_no, offset, ctx, fields, user, real, ip, cmd_full, allowed)
-                ev.path = fields.get("src")
-                stats.events += 1
-                yield ev
-                continue
-            entry = reads.get((ugi, cmd, hour))
+        if cmd not in _WRITES and not keep_reads:
+            # the bulk of the log: only the principal, the call and the hour matter (no split)
+            u = text.find("\tugi=", i) + 5
+            key = (text[u:text.find("\t", u)], cmd, text[:13])
+            entry = reads.get(key)
             if entry is None:
-                reads[(ugi, cmd, hour)] = [1, line_no, offset, ip, text]
+                reads[key] = [1, line_no, offset, text]
             else:
                 entry[0] += 1
+            continue
+        fields = dict(f.partition("=")[::2] for f in text[i:].rstrip("\r\n").split("\t"))
+        ugi, ip = fields.get("ugi", ""), fields.get("ip", "").rpartition("/")[2] or None
+        allowed = fields.get("allowed") == "true"
+        if cmd not in _WRITES:
+            user, real, _ = principal(ugi)
+            ev = _event("fs_read", text, line_no, offset, ctx, fields, user, real, ip, cmd_full, allowed)
+            ev.path = fields.get("src")
+            stats.events += 1
+            yield ev
             continue
         user, real, _ = principal(ugi)
         src, dst = fields.get("src"), fields.get("dst")
@@ -126,8 +131,10 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
         ev.path, ev.target_path = src, dst
         stats.events += 1
         yield ev
-    for (ugi, cmd, hour), (count, line_no, offset, ip, text) in reads.items():
+    for (ugi, cmd, hour), (count, line_no, offset, text) in reads.items():
         user, real, _ = principal(ugi)
+        at = text.find("\tip=")
+        ip = text[at + 4:text.find("\t", at + 4)].rpartition("/")[2] or None if at >= 0 else None
         ev = Event(kind="fs_reads", ts=parse_time(hour + ":00:00.000"), source_id=ctx.source_id,
                    line_no=line_no, byte_offset=offset, thread=actor_name(user, real, ip), host=ip,
                    size=count, raw=text[:2000],
