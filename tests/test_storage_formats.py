@@ -146,3 +146,26 @@ def test_s3a_audit_referer_names_principal_job_and_attempt():
 @pytest.mark.parametrize("path", ["s3://b/w/t/dt=1", "s3n://b/w/t/dt=1", "s3a://b/w/t/dt=1", "S3A://b/w/t/dt=1"])
 def test_one_bucket_under_every_s3_scheme(path):
     assert (resolve(path, is_dir=True).location, resolve(path, is_dir=True).partition_spec) == ("s3a://b/w/t", "dt=1")
+
+
+def test_storage_operations_sit_on_their_actors_lanes(tmp_path):
+    """seed002 seen from HDFS: bob's query's mkdirs and trash move on its own lane, beside the
+    HiveServer2 threads; the user's own name where no caller context names a query."""
+    from test_detector_cases import load_case, scenario
+
+    from commitsleuth.forensics.timeline import timeline
+    from commitsleuth.report.lanes import partition_lanes
+    from commitsleuth.store import Store
+
+    with Store(tmp_path / "s.duckdb") as store:
+        load_case(store, tmp_path / "logs", scenario("seed002_hdfs_trash"))
+        rows = timeline(store, "dw.log_daily", "dt=20170830")
+        lanes = {ln.actor: ln for ln in partition_lanes(store, rows).lanes}
+    q2 = lanes["hive_20180928140210_a3e4b5c6-7d8e-4f90-9a1b-2c3d4e5f6a70"]
+    assert q2.actor_type == "query"
+    assert [(m.symbol, m.outcome, m.event.where.rsplit("/", 1)[1]) for m in q2.marks] == [
+        ("M", "info", "hdfs-audit.log:1"), ("D", "bad", "hdfs-audit.log:4")]
+    q1 = lanes["hive_20180928140210_5d1c2f0e-91aa-4b7e-8a55-0c6f2b1d9e01"]
+    assert [(m.symbol, m.event.where.rsplit("/", 1)[1]) for m in q1.marks] == [
+        ("M", "hdfs-audit.log:2"), ("R", "hdfs-audit.log:3")]
+    assert {"Thread-529691", "Thread-529751"} <= set(lanes)

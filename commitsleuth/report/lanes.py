@@ -35,6 +35,9 @@ MARK_KINDS: dict[str, tuple[str, str]] = {
     "load": ("O", "load into the partition"),
     "dir_create": ("M", "directory created"),
     "file": ("F", "file seen on disk"),
+    # the storage's own records (HDFS audit, S3 access logs), on the lane of the actor they name
+    "file_create": ("W", "file written (storage)"),
+    "fs_context": ("s", "storage call (permissions, refused, trash emptier)"),
 }
 OTHER_SYMBOL = "."
 
