@@ -100,6 +100,9 @@ class Format:
     path_hint: re.Pattern | None = None
     priority: int = 0
     decoder: Callable | None = None
+    # single-line records whose bulk is only counted (storage audit logs) bring a block scan:
+    # ``scanner(fmt, ctx, stats, first_line, at_start=…)``, the interface of scan.BlockScanner
+    scanner: Callable | None = None
 
     @property
     def starts(self) -> re.Pattern | None:

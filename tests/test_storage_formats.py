@@ -169,3 +169,42 @@ def test_storage_operations_sit_on_their_actors_lanes(tmp_path):
     assert [(m.symbol, m.event.where.rsplit("/", 1)[1]) for m in q1.marks] == [
         ("M", "hdfs-audit.log:2"), ("R", "hdfs-audit.log:3")]
     assert {"Thread-529691", "Thread-529751"} <= set(lanes)
+
+
+@pytest.mark.parametrize("keep_reads", [False, True])
+def test_block_scan_gives_the_line_parse_events(tmp_path, keep_reads):
+    """The engine's block scan (reads counted by one pattern per block) and the line parse agree,
+    blocks split anywhere between lines, odd lines and a read naming a write included."""
+    from pathlib import Path
+
+    from commitsleuth.ingest.readers import BlockReader, open_lines
+
+    hdfs = [s.line for s in hdfs_audit.FORMAT.samples] + [
+        audit("open", "/w/db.db/t/dt=1/a"), audit("delete", "/w/db.db/t/dt=2"), "",
+        "2023-03-01 10:00:06,000 INFO FSNamesystem.audit: allowed=true\tugi=x\tcmd=open\tsrc=/odd",
+        "junk line", audit("getfileinfo", "/w/x\tcmd=delete "), audit("rename (options=[TO_TRASH])", "/w/a", "/user/x/.Trash/Current/w/a"),
+    ] * 40
+    ref = "https://audit.example.org/hadoop/1/op_delete/s1/?op=op_delete&pr=housekeeping&ji=job_1_0077"
+    access = [s.line for s in s3_access.FORMAT.samples] + [
+        s3("BATCH.DELETE.OBJECT", "w/t/dt%3D1/a", rid="M1"), s3("REST.POST.MULTI_OBJECT_DELETE", "-", rid="M1", referer=ref),
+        s3("REST.GET.OBJECT", "w/t/dt%3D1/a", requester="x REST.PUT.OBJECT y"), "junk", s3("REST.HEAD.OBJECT", "k"),
+    ] * 40
+    for name, lines in (("hdfs-audit", hdfs), ("s3-access", access)):
+        path = tmp_path / f"{name}.log"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        fmt = get_format(name)
+        s1, s2 = ParseStats(), ParseStats()
+        a = list(parse_lines(fmt, open_lines(Path(path), 0, 1, None), SourceContext("x", keep_reads=keep_reads), s1))
+        scan = fmt.scanner(fmt, SourceContext("x", keep_reads=keep_reads), s2, 1)
+        b = []
+        for offset, data in BlockReader(Path(path), block=1000):
+            b.extend(scan.feed(offset, data))
+        b.extend(scan.close())
+
+        def facts(events):
+            return sorted((e.line_no, e.byte_offset, e.kind, e.path, e.size, e.thread, e.attempt_id, str(e.detail))
+                          for e in events)
+
+        assert facts(a) == facts(b), name
+        assert (s1.lines, s1.records, s1.events, s1.rejected) == (s2.lines, s2.records, s2.events, s2.rejected), name
+        assert s1.rejected == 40 and len(a) > 80  # the junk lines; the odd audit line is a read

@@ -275,7 +275,7 @@ class FileRead:
         Resumed reads and big compressed files stream here instead (bounded memory)."""
         if self.pool is None or self.resume_at:
             return
-        headed = self.fmt.head is not None and self.fmt.decoder is None
+        headed = (self.fmt.head is not None and self.fmt.decoder is None) or self.fmt.scanner is not None
         if headed and is_plain(self.path):
             bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
             for a, b in zip(bounds, bounds[1:]):
@@ -290,7 +290,7 @@ class FileRead:
             yield from self._collect()
             return
         fmt = self.fmt
-        if fmt.head is None or fmt.decoder is not None:
+        if fmt.scanner is None and (fmt.head is None or fmt.decoder is not None):
             reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
             try:
                 yield from _batches(parse_lines(fmt, reader, self.ctx, self.stats))
@@ -299,7 +299,7 @@ class FileRead:
                 self.invalid_utf8, self.long_lines = reader.invalid_utf8, reader.long_lines
             return
         reader = BlockReader(self.path, self.resume_at, progress=self.progress)
-        scanner = BlockScanner(fmt, self.ctx, self.stats, self.first_line)
+        scanner = (fmt.scanner or BlockScanner)(fmt, self.ctx, self.stats, self.first_line)
         try:
             yield from _batches(_scan(scanner, reader))
         finally:
@@ -368,7 +368,8 @@ def scan_range(job) -> tuple:
     """
     path, fmt_name, ctx, start, end = job
     stats = ParseStats()
-    scanner = BlockScanner(get_format(fmt_name), ctx, stats, 1, at_start=start == 0)
+    fmt = get_format(fmt_name)
+    scanner = (fmt.scanner or BlockScanner)(fmt, ctx, stats, 1, at_start=start == 0)
     reader = BlockReader(Path(path), start, end=end)
     events, error = [], None
     try:

@@ -22,6 +22,7 @@ from commitsleuth.model import Event
 from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
 from commitsleuth.parsers.callers import caller_fields, spark_job
 from commitsleuth.parsers.formats._heads import ISO_TS
+from commitsleuth.parsers.storage_scan import RecordBlockScan
 
 HEAD = re.compile(rf"{ISO_TS} +(?:\S+ +)?(?:\[[^\]]*\]:? +)?(?:[\w.$]*FSNamesystem\.audit|[\w.$]*audit):? +(?:- +)?allowed=(?:true|false)\t")
 
@@ -34,7 +35,7 @@ _CONTEXT = {"setOwner", "setPermission", "setReplication", "setTimes", "setStora
             "disallowSnapshot", "setQuota", "setErasureCodingPolicy", "unsetErasureCodingPolicy",
             "createEncryptionZone", "recoverLease"}
 TRASH = "/.Trash/"
-_WRITES = {*_CREATES, *_CONTEXT, "mkdirs", "rename", "delete"}
+WRITES = {*_CREATES, *_CONTEXT, "mkdirs", "rename", "delete"}  # every other call is a read
 
 
 def principal(ugi: str) -> tuple[str, str | None, str | None]:
@@ -63,42 +64,41 @@ def parse_time(head: str) -> dt.datetime | None:
         return None
 
 
-def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
-    keep_reads = ctx.keep_reads
-    reads: dict[tuple, list] = {}  # (ugi, cmd, hour) -> [count, first line_no, its offset, its text]
-    for line_no, offset, text in lines:
-        stats.lines += 1
+class AuditDecoder:
+    """One audit log's lines, one at a time: ``line`` returns the write's event (or None) and
+    counts reads in ``reads``; ``finish`` returns the counts as ``fs_reads`` events. The line
+    parse (``decode``) and the block scan (``parsers/storage_scan.py``) share it."""
+
+    def __init__(self, ctx: SourceContext, stats: ParseStats):
+        self.ctx, self.stats = ctx, stats
+        self.reads: dict[tuple, list] = {}  # (ugi, cmd, hour) -> [count, first line_no, its offset, its text]
+
+    def line(self, line_no: int, offset: int, text: str) -> Event | None:
+        stats = self.stats
         i = text.find("allowed=")
         j = text.find("\tcmd=", i) if i >= 0 else -1
         if j < 0:
             if text.strip():
                 stats.reject(BINARY if "\x00" in text else "hdfs-audit: no audit fields", line_no, text)
-            continue
+            return None
         stats.records += 1
         k = text.find("\t", j + 5)
         cmd_full = text[j + 5:k] if k >= 0 else text[j + 5:].rstrip("\r\n")
         cmd = cmd_full.partition(" ")[0]
-        if cmd not in _WRITES and not keep_reads:
+        if cmd not in WRITES and not self.ctx.keep_reads:
             # the bulk of the log: only the principal, the call and the hour matter (no split)
             u = text.find("\tugi=", i) + 5
-            key = (text[u:text.find("\t", u)], cmd, text[:13])
-            entry = reads.get(key)
-            if entry is None:
-                reads[key] = [1, line_no, offset, text]
-            else:
-                entry[0] += 1
-            continue
+            self.count((text[u:text.find("\t", u)], cmd, text[:13]), line_no, offset, text)
+            return None
         fields = dict(f.partition("=")[::2] for f in text[i:].rstrip("\r\n").split("\t"))
         ugi, ip = fields.get("ugi", ""), fields.get("ip", "").rpartition("/")[2] or None
         allowed = fields.get("allowed") == "true"
-        if cmd not in _WRITES:
-            user, real, _ = principal(ugi)
-            ev = _event("fs_read", text, line_no, offset, ctx, fields, user, real, ip, cmd_full, allowed)
-            ev.path = fields.get("src")
-            stats.events += 1
-            yield ev
-            continue
         user, real, _ = principal(ugi)
+        stats.events += 1
+        if cmd not in WRITES:
+            ev = _event("fs_read", text, line_no, offset, self.ctx, fields, user, real, ip, cmd_full, allowed)
+            ev.path = fields.get("src")
+            return ev
         src, dst = fields.get("src"), fields.get("dst")
         dst = None if dst in (None, "null") else dst
         detail: dict = {}
@@ -127,21 +127,41 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
                 detail["how"] = "delete"
         else:
             kind = "fs_context"
-        ev = _event(kind, text, line_no, offset, ctx, fields, user, real, ip, cmd_full, allowed, detail)
+        ev = _event(kind, text, line_no, offset, self.ctx, fields, user, real, ip, cmd_full, allowed, detail)
         ev.path, ev.target_path = src, dst
-        stats.events += 1
-        yield ev
-    for (ugi, cmd, hour), (count, line_no, offset, text) in reads.items():
-        user, real, _ = principal(ugi)
-        at = text.find("\tip=")
-        ip = text[at + 4:text.find("\t", at + 4)].rpartition("/")[2] or None if at >= 0 else None
-        ev = Event(kind="fs_reads", ts=parse_time(hour + ":00:00.000"), source_id=ctx.source_id,
-                   line_no=line_no, byte_offset=offset, thread=actor_name(user, real, ip), host=ip,
-                   size=count, raw=text[:2000],
-                   detail={"storage": "hdfs", "user": user, "proxy": real, "cmd": cmd, "count": count,
-                           "hour": hour})
-        stats.events += 1
-        yield ev
+        return ev
+
+    def count(self, key: tuple, line_no: int, offset: int, text: str, n: int = 1) -> None:
+        entry = self.reads.get(key)
+        if entry is None:
+            self.reads[key] = [n, line_no, offset, text]
+        else:
+            entry[0] += n
+
+    def finish(self) -> list[Event]:
+        out = []
+        for (ugi, cmd, hour), (count, line_no, offset, text) in self.reads.items():
+            user, real, _ = principal(ugi)
+            at = text.find("\tip=")
+            ip = (text[at + 4:text.find("\t", at + 4)].rpartition("/")[2] or None) if at >= 0 else None
+            out.append(Event(kind="fs_reads", ts=parse_time(hour + ":00:00.000"), source_id=self.ctx.source_id,
+                             line_no=line_no, byte_offset=offset, thread=actor_name(user, real, ip), host=ip,
+                             size=count, raw=text[:2000],
+                             detail={"storage": "hdfs", "user": user, "proxy": real, "cmd": cmd, "count": count,
+                                     "hour": hour}))
+        self.stats.events += len(out)
+        self.reads = {}
+        return out
+
+
+def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
+    decoder = AuditDecoder(ctx, stats)
+    for line_no, offset, text in lines:
+        stats.lines += 1
+        ev = decoder.line(line_no, offset, text)
+        if ev is not None:
+            yield ev
+    yield from decoder.finish()
 
 
 def _event(kind, text, line_no, offset, ctx, fields, user, real, ip, cmd_full, allowed, detail=None) -> Event:
@@ -166,6 +186,15 @@ def _event(kind, text, line_no, offset, ctx, fields, user, real, ip, cmd_full, a
     return ev
 
 
+# (hour, ugi, cmd) of every record, for the block scan; and the lines it decodes.
+READS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d)[^\t\n]*?allowed=(?:true|false)\tugi=([^\t\n]*)\tip=[^\t\n]*\tcmd=([^\t\n ]*)", re.M)
+WRITES_RE = re.compile(rb"\tcmd=(?:" + b"|".join(re.escape(w.encode()) for w in sorted(WRITES, key=len, reverse=True)) + rb")[\t ]")
+
+
+def scanner(fmt, ctx, stats, first_line=1, at_start=True):
+    return RecordBlockScan(AuditDecoder, READS, WRITES_RE, WRITES, fmt, ctx, stats, first_line, at_start)
+
+
 # Samples: real lines from IBM's Guardium HDFS connector tests (HdfsGuardiumFilterTest.java,
 # Apache-2.0, a CDP 7.1.1 NameNode), and one Hadoop 3 line with a Spark caller context built
 # from DefaultAuditLogger's and Spark Utils.CallerContext's exact strings (not a real log).
@@ -175,6 +204,7 @@ FORMAT = Format(
     head=HEAD,
     priority=9,
     decoder=decode,
+    scanner=scanner,
     kinds=("file_create", "dir_create", "rename", "delete", "fs_context", "fs_reads"),
     samples=(
         Sample(

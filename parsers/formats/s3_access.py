@@ -24,12 +24,14 @@ from commitsleuth.model import Event
 from commitsleuth.parsers.attempts import attempt_fields
 from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
 from commitsleuth.parsers.callers import s3a_referer
+from commitsleuth.parsers.storage_scan import RecordBlockScan
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\S+')
 HEAD = re.compile(r"^\S+ \S+ \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] \S+ \S+ \S+ (?:REST|BATCH|SOAP|WEBSITE|S3)\.\S+ ")
 _CREATE = {"REST.PUT.OBJECT", "REST.COPY.OBJECT", "REST.POST.UPLOAD", "REST.POST.OBJECT"}
 _DELETE = {"REST.DELETE.OBJECT", "BATCH.DELETE.OBJECT"}
 _CONTEXT = {"REST.POST.MULTI_OBJECT_DELETE", "REST.DELETE.UPLOAD", "REST.PUT.ACL", "REST.PUT.OBJECT_TAGGING"}
+WRITES = _CREATE | _DELETE | _CONTEXT  # every other operation is a read
 PENDING_MAX = 100_000  # batch deletes waiting for their request's line; beyond, they go alone
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep",
                                        "Oct", "Nov", "Dec"), 1)}
@@ -54,71 +56,90 @@ def _unquote_field(tok: str) -> str | None:
     return None if tok == "-" else tok
 
 
-def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
-    reads: dict[tuple, list] = {}
-    pending: dict[str, list[Event]] = {}  # request id -> batch deletes waiting for their request
-    requests: dict[str, dict] = {}  # request id -> fields of its REST.POST.MULTI_OBJECT_DELETE
-    n_pending = 0
-    for line_no, offset, text in lines:
-        stats.lines += 1
+class AccessDecoder:
+    """One access log's lines, one at a time (``line`` -> events, ``finish`` -> the batch
+    deletes still waiting and the read counts); the line parse and the block scan share it.
+    Reads are counted per (requester, operation, hour)."""
+
+    def __init__(self, ctx: SourceContext, stats: ParseStats):
+        self.ctx, self.stats = ctx, stats
+        self.reads: dict[tuple, list] = {}  # (requester, op, hour) -> [count, line_no, offset, text]
+        self.pending: dict[str, list[Event]] = {}  # request id -> batch deletes waiting for their request
+        self.requests: dict[str, dict] = {}  # request id -> actor of its REST.POST.MULTI_OBJECT_DELETE
+        self.n_pending = 0
+
+    def line(self, line_no: int, offset: int, text: str) -> list[Event]:
+        stats = self.stats
         toks = _TOKEN.findall(text)
         if len(toks) < 18 or not toks[2].startswith("["):
             if text.strip():
                 stats.reject(BINARY if "\x00" in text else "s3-access: not an access log record", line_no, text)
-            continue
+            return []
         stats.records += 1
         bucket, when, ip, requester, request_id, op, key = toks[1], toks[2], toks[3], toks[4], toks[5], toks[6], toks[7]
+        if op not in WRITES and not self.ctx.keep_reads:
+            self.count((requester, op, when[1:15]), line_no, offset, text)
+            return []
         status, referer = toks[9], _unquote_field(toks[15])
         who = _who(referer, requester, ip)
-        if op not in _CREATE and op not in _DELETE and op not in _CONTEXT:
-            if ctx.keep_reads:
-                ev = _event("fs_read", text, line_no, offset, ctx, bucket, key, when, ip, op, status, who, toks)
-                stats.events += 1
-                yield ev
-                continue
-            hour = when[1:15]
-            entry = reads.get((who["principal"], op, hour))
-            if entry is None:
-                reads[(who["principal"], op, hour)] = [1, line_no, offset, ip, text, when]
-            else:
-                entry[0] += 1
-            continue
+        if op not in WRITES:
+            stats.events += 1
+            return [_event("fs_read", text, line_no, offset, self.ctx, bucket, key, when, ip, op, status, who, toks)]
         ok = status[:1] == "2"
         kind = ("file_create" if op in _CREATE else "delete" if op in _DELETE else "fs_context") if ok else "fs_context"
         if kind != "fs_context" and key.endswith("/"):
             kind = "dir_create" if kind == "file_create" else kind
-        ev = _event(kind, text, line_no, offset, ctx, bucket, key, when, ip, op, status, who, toks)
+        ev = _event(kind, text, line_no, offset, self.ctx, bucket, key, when, ip, op, status, who, toks)
+        out = [ev]
         if op == "REST.POST.MULTI_OBJECT_DELETE":
-            requests[request_id] = who
-            for waiting in pending.pop(request_id, ()):
-                n_pending -= 1
+            self.requests[request_id] = who
+            for waiting in self.pending.pop(request_id, ()):
+                self.n_pending -= 1
                 _take(waiting, who)
-                stats.events += 1
-                yield waiting
-        elif op == "BATCH.DELETE.OBJECT" and request_id not in requests and not who.get("audit"):
-            pending.setdefault(request_id, []).append(ev)
-            n_pending += 1
-            if n_pending > PENDING_MAX:
-                for rid in list(pending):
-                    for waiting in pending.pop(rid):
-                        stats.events += 1
-                        yield waiting
-                n_pending = 0
-            continue
-        elif op == "BATCH.DELETE.OBJECT" and request_id in requests:
-            _take(ev, requests[request_id])
-        stats.events += 1
-        yield ev
-    for waiting_list in pending.values():
-        for waiting in waiting_list:
-            stats.events += 1
-            yield waiting
-    for (principal, op, hour), (count, line_no, offset, ip, text, when) in reads.items():
-        stats.events += 1
-        yield Event(kind="fs_reads", ts=parse_time(when[:15] + ":00:00 " + when.rstrip("]")[-5:] + "]"),
-                    source_id=ctx.source_id, line_no=line_no, byte_offset=offset, thread=principal,
-                    host=ip if ip != "-" else None, size=count, raw=text[:2000],
-                    detail={"storage": "s3", "user": principal, "cmd": op, "count": count})
+                out.append(waiting)
+        elif op == "BATCH.DELETE.OBJECT" and not who.get("audit"):
+            if request_id in self.requests:
+                _take(ev, self.requests[request_id])
+            else:
+                self.pending.setdefault(request_id, []).append(ev)
+                self.n_pending += 1
+                out = self._flush() if self.n_pending > PENDING_MAX else []
+        stats.events += len(out)
+        return out
+
+    def _flush(self) -> list[Event]:
+        out = [ev for evs in self.pending.values() for ev in evs]
+        self.pending, self.n_pending = {}, 0
+        return out
+
+    def count(self, key: tuple, line_no: int, offset: int, text: str, n: int = 1) -> None:
+        entry = self.reads.get(key)
+        if entry is None:
+            self.reads[key] = [n, line_no, offset, text]
+        else:
+            entry[0] += n
+
+    def finish(self) -> list[Event]:
+        out = self._flush()
+        for (requester, op, hour), (count, line_no, offset, text) in self.reads.items():
+            toks = _TOKEN.findall(text)
+            ip = toks[3] if len(toks) > 3 and toks[3] != "-" else None
+            when = toks[2] if len(toks) > 2 else "[]"
+            out.append(Event(kind="fs_reads", ts=parse_time(when[:15] + ":00:00 " + when.rstrip("]")[-5:] + "]"),
+                             source_id=self.ctx.source_id, line_no=line_no, byte_offset=offset,
+                             thread=requester, host=ip, size=count, raw=text[:2000],
+                             detail={"storage": "s3", "user": requester, "cmd": op, "count": count}))
+        self.stats.events += len(out)
+        self.reads = {}
+        return out
+
+
+def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
+    decoder = AccessDecoder(ctx, stats)
+    for line_no, offset, text in lines:
+        stats.lines += 1
+        yield from decoder.line(line_no, offset, text)
+    yield from decoder.finish()
 
 
 def _who(referer: str | None, requester: str, ip: str) -> dict:
@@ -162,6 +183,15 @@ def _event(kind, text, line_no, offset, ctx, bucket, key, when, ip, op, status, 
     return ev
 
 
+# (hour, requester, operation) of every record, for the block scan; and the lines it decodes.
+READS = re.compile(rb"^\S+ \S+ \[(\d\d/\w{3}/\d{4}:\d\d)[^\]\n]*\] \S+ (\S+) \S+ (\S+) ", re.M)
+WRITES_RE = re.compile(rb" (?:" + b"|".join(re.escape(w.encode()) for w in sorted(WRITES, key=len, reverse=True)) + rb") ")
+
+
+def scanner(fmt, ctx, stats, first_line=1, at_start=True):
+    return RecordBlockScan(AccessDecoder, READS, WRITES_RE, WRITES, fmt, ctx, stats, first_line, at_start)
+
+
 # Samples: the record of AWS's own documentation (Amazon S3 User Guide, "Amazon S3 server access
 # log format", example log record); two BATCH.DELETE.OBJECT records from NooBaa's S3 server log
 # parsing test (log_replication_scanner tests, Apache-2.0); one PUT with an S3A audit Referer
@@ -172,6 +202,7 @@ FORMAT = Format(
     head=HEAD,
     priority=9,
     decoder=decode,
+    scanner=scanner,
     kinds=("file_create", "dir_create", "delete", "fs_context", "fs_reads"),
     samples=(
         Sample(
