@@ -187,7 +187,7 @@ def _event(kind, text, line_no, offset, ctx, fields, user, real, ip, cmd_full, a
 
 
 # (hour, ugi, cmd) of every record, for the block scan; and the lines it decodes.
-READS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d)[^\t\n]*?allowed=(?:true|false)\tugi=([^\t\n]*)\tip=[^\t\n]*\tcmd=([^\t\n ]*)", re.M)
+READS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d)[^\t\n]*allowed=(?:true|false)\tugi=([^\t\n]*)\tip=[^\t\n]*\tcmd=([^\t\n ]*)", re.M)
 WRITES_RE = re.compile(rb"\tcmd=(?:" + b"|".join(re.escape(w.encode()) for w in sorted(WRITES, key=len, reverse=True)) + rb")[\t ]")
 
 
