@@ -52,6 +52,22 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r")
 
 
+def invalid_utf8_lines(data: bytes) -> int:
+    """How many lines of a block are not valid UTF-8 (binary lines are counted apart)."""
+    try:
+        data.decode("utf-8")
+        return 0
+    except UnicodeDecodeError:
+        pass
+    n = 0
+    for raw in data.split(b"\n"):
+        try:
+            raw[:MAX_LINE].decode("utf-8")
+        except UnicodeDecodeError:
+            n += b"\x00" not in raw[:MAX_LINE]
+    return n
+
+
 class BlockScanner:
     """Feed it ``(byte_offset, block)`` pairs of one source in order; it yields the events
     ``parse_lines`` would yield for the same lines.
@@ -158,14 +174,7 @@ class BlockScanner:
         return frozenset(out)
 
     def _count_invalid(self, data: bytes) -> None:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            for raw in data.split(b"\n"):
-                try:
-                    raw[:MAX_LINE].decode("utf-8")
-                except UnicodeDecodeError:
-                    self.invalid_utf8 += b"\x00" not in raw[:MAX_LINE]  # binary is counted apart
+        self.invalid_utf8 += invalid_utf8_lines(data)
 
 
 def scan_blocks(fmt: Format, blocks: Iterable[tuple[int, bytes]], ctx: SourceContext,

@@ -13,6 +13,21 @@ from typing import Callable, Iterator
 
 from commitsleuth.model import Event
 from commitsleuth.parsers.base import MAX_RAW_CHARS, Format, ParseStats, SourceContext
+from commitsleuth.parsers.scan import invalid_utf8_lines
+
+
+class ReadCounts:
+    """A storage decoder's read counts: key -> [count, first line_no, its offset, its text]."""
+
+    def __init__(self):
+        self.reads: dict[tuple, list] = {}
+
+    def count(self, key: tuple, line_no: int, offset: int, text: str, n: int = 1) -> None:
+        entry = self.reads.get(key)
+        if entry is None:
+            self.reads[key] = [n, line_no, offset, text]
+        else:
+            entry[0] += n
 
 
 def _text(raw: bytes) -> str:
@@ -45,7 +60,7 @@ class RecordBlockScan:
         base = self.line_no
         self.line_no = base + n_lines
         if not data.isascii():
-            self._count_invalid(data)
+            self.invalid_utf8 += invalid_utf8_lines(data)
         if self.ctx.keep_reads:
             yield from self._every_line(offset, data, base, skip=set())
             return
@@ -113,16 +128,6 @@ class RecordBlockScan:
                 if not only_unmatched or (raw.strip() and not self.reads_re.match(raw)):
                     yield from self._events(self.decoder.line(line_no, offset + start, _text(raw)))
             start, line_no = end + 1, line_no + 1
-
-    def _count_invalid(self, data: bytes) -> None:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            for raw in data.split(b"\n"):
-                try:
-                    raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.invalid_utf8 += 1
 
     @staticmethod
     def _events(out) -> Iterator[Event]:

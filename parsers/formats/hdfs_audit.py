@@ -22,7 +22,7 @@ from commitsleuth.model import Event
 from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
 from commitsleuth.parsers.callers import caller_fields, spark_job
 from commitsleuth.parsers.formats._heads import ISO_TS
-from commitsleuth.parsers.storage_scan import RecordBlockScan
+from commitsleuth.parsers.storage_scan import ReadCounts, RecordBlockScan
 
 HEAD = re.compile(rf"{ISO_TS} +(?:\S+ +)?(?:\[[^\]]*\]:? +)?(?:[\w.$]*FSNamesystem\.audit|[\w.$]*audit):? +(?:- +)?allowed=(?:true|false)\t")
 
@@ -64,14 +64,14 @@ def parse_time(head: str) -> dt.datetime | None:
         return None
 
 
-class AuditDecoder:
+class AuditDecoder(ReadCounts):
     """One audit log's lines, one at a time: ``line`` returns the write's event (or None) and
     counts reads in ``reads``; ``finish`` returns the counts as ``fs_reads`` events. The line
     parse (``decode``) and the block scan (``parsers/storage_scan.py``) share it."""
 
     def __init__(self, ctx: SourceContext, stats: ParseStats):
+        super().__init__()  # reads per (ugi, cmd, hour)
         self.ctx, self.stats = ctx, stats
-        self.reads: dict[tuple, list] = {}  # (ugi, cmd, hour) -> [count, first line_no, its offset, its text]
 
     def line(self, line_no: int, offset: int, text: str) -> Event | None:
         stats = self.stats
@@ -130,13 +130,6 @@ class AuditDecoder:
         ev = _event(kind, text, line_no, offset, self.ctx, fields, user, real, ip, cmd_full, allowed, detail)
         ev.path, ev.target_path = src, dst
         return ev
-
-    def count(self, key: tuple, line_no: int, offset: int, text: str, n: int = 1) -> None:
-        entry = self.reads.get(key)
-        if entry is None:
-            self.reads[key] = [n, line_no, offset, text]
-        else:
-            entry[0] += n
 
     def finish(self) -> list[Event]:
         out = []

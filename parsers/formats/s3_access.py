@@ -24,7 +24,7 @@ from commitsleuth.model import Event
 from commitsleuth.parsers.attempts import attempt_fields
 from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
 from commitsleuth.parsers.callers import s3a_referer
-from commitsleuth.parsers.storage_scan import RecordBlockScan
+from commitsleuth.parsers.storage_scan import ReadCounts, RecordBlockScan
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\S+')
 HEAD = re.compile(r"^\S+ \S+ \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] \S+ \S+ \S+ (?:REST|BATCH|SOAP|WEBSITE|S3)\.\S+ ")
@@ -56,14 +56,14 @@ def _unquote_field(tok: str) -> str | None:
     return None if tok == "-" else tok
 
 
-class AccessDecoder:
+class AccessDecoder(ReadCounts):
     """One access log's lines, one at a time (``line`` -> events, ``finish`` -> the batch
     deletes still waiting and the read counts); the line parse and the block scan share it.
     Reads are counted per (requester, operation, hour)."""
 
     def __init__(self, ctx: SourceContext, stats: ParseStats):
+        super().__init__()  # reads per (requester, op, hour)
         self.ctx, self.stats = ctx, stats
-        self.reads: dict[tuple, list] = {}  # (requester, op, hour) -> [count, line_no, offset, text]
         self.pending: dict[str, list[Event]] = {}  # request id -> batch deletes waiting for their request
         self.requests: dict[str, dict] = {}  # request id -> actor of its REST.POST.MULTI_OBJECT_DELETE
         self.n_pending = 0
@@ -111,13 +111,6 @@ class AccessDecoder:
         out = [ev for evs in self.pending.values() for ev in evs]
         self.pending, self.n_pending = {}, 0
         return out
-
-    def count(self, key: tuple, line_no: int, offset: int, text: str, n: int = 1) -> None:
-        entry = self.reads.get(key)
-        if entry is None:
-            self.reads[key] = [n, line_no, offset, text]
-        else:
-            entry[0] += n
 
     def finish(self) -> list[Event]:
         out = self._flush()
