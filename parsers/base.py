@@ -163,6 +163,7 @@ class RecordParser:
         self.stats = stats
         self.attempt = ctx.attempt_id
         self.last_call: dict[str | None, tuple] = {}
+        self.looked_up: dict[tuple, list] = {}  # (thread, table) -> values of its last get_partition
 
     def event(self, line_no: int, offset: int, text: str, hit: bool = False) -> Event | None:
         """The event a record's first line states, or None. ``hit``: the caller already found
@@ -181,6 +182,15 @@ class RecordParser:
             return None
         detail = {**head.pop("detail", {}), **(fields.pop("detail", None) or {})}
         fields = {**head, **fields}
+        if fields["kind"] == "partition_lookup":
+            # Hive 3's audit names the values on the get_partition line before add_partition
+            self.looked_up[(fields.get("thread"), fields.get("table_name"))] = detail.get("values")
+            return None
+        if (fields["kind"].startswith("partition_") and "call" in detail and not detail.get("values")
+                and fields.get("partition_spec") is None):
+            values = self.looked_up.pop((fields.get("thread"), fields.get("table_name")), None)
+            if values:
+                detail["values"] = values
         if fields["kind"].startswith("partition_") and "call" in detail:
             if self._repeated_call(fields, detail):
                 self.stats.merged += 1

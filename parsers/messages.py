@@ -45,6 +45,8 @@ KEYWORDS = (
     "append_partition",
     "rename_partition",
     "exchange_partition",
+    "get_partition ",  # Hive 3: the values of the add_partition audit line that follows
+    "get_partition_with_auth ",
     "Running task ",
     "Finished task ",
     "Starting task ",
@@ -80,6 +82,9 @@ PARTITION_CALLS = {
     "drop_partition": "partition_drop",
     "drop_partition_by_name": "partition_drop",
     "drop_partitions_req": "partition_drop",
+    # not an event: its values name the partition of the next call on the same table
+    "get_partition": "partition_lookup",
+    "get_partition_with_auth": "partition_lookup",
 }
 SPARK_TASK = re.compile(r"(\d+)\.(\d+) in stage (\d+)\.(\d+) \(TID (\d+)")
 # Where the driver names the attempt's host and executor: "(TID 4, host, executor 7, …" (2.x),

@@ -208,3 +208,21 @@ def test_block_scan_gives_the_line_parse_events(tmp_path, keep_reads):
         assert facts(a) == facts(b), name
         assert (s1.lines, s1.records, s1.events, s1.rejected) == (s2.lines, s2.records, s2.events, s2.rejected), name
         assert s1.rejected == 40 and len(a) > 80  # the junk lines; the odd audit line is a read
+
+
+def test_hive3_metastore_audit_values_from_the_get_partition_line_before():
+    """Hive 3 names the catalog (tbl=hive.db.t) and may give the values only on the preceding
+    get_partition line of the same thread; get_partitions (all of them) gives none."""
+    ms = ("2023-03-01T09:58:59,990  INFO [pool-7-thread-9] HiveMetaStore.audit: ugi=etl (auth:SIMPLE)\tip=10.0.0.20\t"
+          "cmd=source:10.0.0.20 {call} : tbl=hive.sales.orders{values}\t")
+    lines = [ms.format(call="get_partition", values="[2023-03-01]"), ms.format(call="add_partition", values=""),
+             ms.format(call="get_partitions", values=""), ms.format(call="add_partition", values=""),
+             ms.format(call="get_partition_with_auth", values="[2023-03-02]").replace("thread-9", "thread-8"),
+             ms.format(call="alter_partition", values="")]
+    events, stats = parse("hive-metastore-audit", lines)
+    assert [(e.kind, e.table_name, e.partition_spec, e.line_no) for e in events] == [
+        ("partition_add", "sales.orders", "[2023-03-01]", 2),
+        ("partition_add", "sales.orders", None, 4),
+        ("partition_alter", "sales.orders", None, 6),  # another thread's lookup is not this call's
+    ]
+    assert stats.rejected == 0
