@@ -36,6 +36,7 @@ BATCH = 10_000
 PARALLEL_MIN = 128 << 20  # plain files this big are scanned by several processes
 MAX_WORKERS = 4
 RANGE = 64 << 20  # at most this much of a file per worker task: memory stays bounded
+IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
 _USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
 
 
@@ -267,6 +268,7 @@ class FileRead:
         self.pool = pool
         self.previous: dict | None = None
         self.futures: list = []  # (start, end, future) of work handed to the pool
+        self.queued: list = []  # (start, end) of ranges not handed out yet
         self.bytes_read = resume_at
         self.invalid_utf8 = self.long_lines = 0
 
@@ -278,12 +280,19 @@ class FileRead:
         headed = (self.fmt.head is not None and self.fmt.decoder is None) or self.fmt.scanner is not None
         if headed and is_plain(self.path):
             bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
-            for a, b in zip(bounds, bounds[1:]):
-                job = (str(self.path), self.fmt.name, self.ctx, a, b)
-                self.futures.append((a, b, self.pool.submit(scan_range, job)))
+            self.queued = [(a, b) for a, b in zip(bounds, bounds[1:])]
+            # a few ranges in flight, the next handed out as each is collected: a big file's
+            # parsed ranges never pile up in memory when writing is slower than parsing
+            for _ in range(min(len(self.queued), IN_FLIGHT)):
+                self._submit_next()
         elif self.size <= RANGE:
             job = (str(self.path), self.fmt.name, self.ctx, self.size)
             self.futures.append((0, self.size, self.pool.submit(read_whole, job)))
+
+    def _submit_next(self) -> None:
+        a, b = self.queued.pop(0)
+        job = (str(self.path), self.fmt.name, self.ctx, a, b)
+        self.futures.append((a, b, self.pool.submit(scan_range, job)))
 
     def tables(self) -> Iterator[pa.Table]:
         if self.futures:
@@ -309,9 +318,11 @@ class FileRead:
     def _collect(self) -> Iterator[pa.Table]:
         """The pool's results in file order, line numbers shifted past the ranges before."""
         line_shift = 0
-        futures, self.futures = self.futures, []
-        for a, b, future in futures:
+        while self.futures:
+            a, b, future = self.futures.pop(0)
             table, stats, bytes_read, invalid, long_lines, error = future.result()
+            if self.queued and error is None:
+                self._submit_next()
             if line_shift:
                 table = table.set_column(
                     table.schema.get_field_index("line_no"), "line_no",
