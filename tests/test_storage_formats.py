@@ -226,3 +226,25 @@ def test_hive3_metastore_audit_values_from_the_get_partition_line_before():
         ("partition_alter", "sales.orders", None, 6),  # another thread's lookup is not this call's
     ]
     assert stats.rejected == 0
+
+
+def test_log4j2_heads_and_rotated_compressed_audit_logs(tmp_path):
+    """A log4j2 head with the handler thread, detected and read from a rotated .gz file."""
+    import gzip
+
+    from commitsleuth.ingest import ingest
+    from commitsleuth.parsers import detect
+    from commitsleuth.store import Store
+
+    line = ("2023-03-01T10:00:05,120 INFO  [IPC Server handler 7 on default port 8020] "
+            "org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit: allowed=true\tugi=etl (auth:SIMPLE)\t"
+            "ip=/10.0.0.21\tcmd=delete\tsrc=/w/db.db/t/dt=1\tdst=null\tperm=null\tproto=rpc")
+    assert detect("hdfs-audit.log", [line]).name == "hdfs-audit"
+    path = tmp_path / "hdfs-audit.log.2023-03-01.gz"
+    path.write_bytes(gzip.compress((line + "\n" + audit("open", "/w/db.db/t") + "\n").encode()))
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(path)])
+        rows = store.con.execute("SELECT kind, ts, path, line_no, size FROM events ORDER BY line_no").fetchall()
+    assert [(r.format, r.status, r.events) for r in report.results] == [("hdfs-audit", "ok", 2)]
+    assert rows == [("delete", dt.datetime(2023, 3, 1, 10, 0, 5, 120000), "/w/db.db/t/dt=1", 1, None),
+                    ("fs_reads", dt.datetime(2023, 3, 1, 10), None, 2, 1)]
