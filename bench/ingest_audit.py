@@ -11,6 +11,7 @@ min-max over the runs.
 
     nice -n 10 python bench/ingest_audit.py                 # 1 GiB each, 3 runs
     nice -n 10 python bench/ingest_audit.py --size 200M --runs 3
+    nice -n 10 python bench/ingest_audit.py --writes 0.01    # a read-heavier NameNode
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ READS = ["open", "getfileinfo", "listStatus", "getfileinfo", "open", "contentSum
 WRITES = ["create", "mkdirs", "rename", "delete", "rename (options=[TO_TRASH])", "setPermission", "append"]
 
 
-def generate_audit(path: Path, size: int, seed: int = 13) -> None:
+def generate_audit(path: Path, size: int, writes: float = 0.1, seed: int = 13) -> None:
     rnd = random.Random(seed)
     written, i = 0, 0
     with open(path, "w", encoding="utf-8") as f:
@@ -45,7 +46,7 @@ def generate_audit(path: Path, size: int, seed: int = 13) -> None:
                 d = i % 28 + 1
                 p = f"/user/hive/warehouse/db.db/sales/dt=2023-02-{d:02d}/part-{i % 200:05d}-0f3e8a6c-1b2d-4c5e-8f90-123456789abc.c000.snappy.parquet"
                 r = rnd.random()
-                cmd = rnd.choice(WRITES) if r < 0.1 else rnd.choice(READS)
+                cmd = rnd.choice(WRITES) if r < writes else rnd.choice(READS)
                 dst = "null"
                 if cmd == "rename":
                     dst = p.replace("/sales/", "/sales/_temporary/0/task_1/")
@@ -67,7 +68,7 @@ S3_READS = ["REST.GET.OBJECT", "REST.HEAD.OBJECT", "REST.GET.BUCKET", "REST.GET.
 S3_WRITES = ["REST.PUT.OBJECT", "REST.COPY.OBJECT", "REST.DELETE.OBJECT", "REST.POST.UPLOAD", "BATCH.DELETE.OBJECT"]
 
 
-def generate_access(path: Path, size: int, seed: int = 13) -> None:
+def generate_access(path: Path, size: int, writes: float = 0.15, seed: int = 13) -> None:
     rnd = random.Random(seed)
     written, i = 0, 0
     with open(path, "w", encoding="utf-8") as f:
@@ -76,7 +77,7 @@ def generate_access(path: Path, size: int, seed: int = 13) -> None:
             for _ in range(20000):
                 i += 1
                 r = rnd.random()
-                op = rnd.choice(S3_WRITES) if r < 0.15 else rnd.choice(S3_READS)
+                op = rnd.choice(S3_WRITES) if r < writes else rnd.choice(S3_READS)
                 key = f"warehouse/sales.db/orders/dt%3D2023-02-{i % 28 + 1:02d}/part-{i % 200:05d}-0f3e8a6c.c000.snappy.parquet"
                 ref = ("https://audit.example.org/hadoop/1/op_create/0f3e8a6c-0001/?op=op_create&pr=etl&ps=5f9d2c1e"
                        f"&id=0f3e8a6c-{i:08d}&ji=0f3e8a6c-1b2d&ta=attempt_20230301100000_0001_m_{i % 200:06d}_0"
@@ -97,6 +98,7 @@ def main() -> int:
     ap.add_argument("--size", default="1G", help="size of each log (default 1G)")
     ap.add_argument("--dir", default="/tmp/commitsleuth-bench-audit", help="where the logs and store go")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--writes", type=float, help="share of write records (default 0.10 audit, 0.15 access)")
     args = ap.parse_args()
     size = parse_size(args.size)
     work = Path(args.dir)
@@ -105,10 +107,11 @@ def main() -> int:
     cores = os.cpu_count() or 1
     for name, gen, keyword in (("hdfs-audit", generate_audit, "cmd=delete"),
                                ("s3-access", generate_access, "REST.DELETE.OBJECT")):
-        log = work / f"{name}-{args.size}.log"
+        share = f"-w{args.writes}" if args.writes is not None else ""
+        log = work / f"{name}-{args.size}{share}.log"
         if not log.exists() or log.stat().st_size < size:
             t = time.perf_counter()
-            gen(log, size)
+            gen(log, size) if args.writes is None else gen(log, size, args.writes)
             print(f"generated {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.0f} s")
         mb = log.stat().st_size / 1e6
         greps, ingests, peaks, loads = [], [], [], []
