@@ -32,18 +32,14 @@ WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND kind = 'delete' AND detail LI
 ORDER BY ts, event_id
 """
 
-# After a trash move: a delete of the moved path (or a directory above it) in the trash, or of
-# the checkpoint the emptier renamed .Trash/Current to, empties it.
+# After a trash move: a delete of the moved path or of a directory above it, or of the checkpoint
+# the trash emptier renamed .Trash/Current to after the move, empties it.
 _EMPTIED_SQL = """
-WITH later AS (
-    SELECT ts, path, target_path, detail FROM events
-    WHERE ts >= ? AND kind IN ('fs_context', 'delete') AND starts_with(path, ?)
-)
-SELECT d.ts, d.path FROM later d
-WHERE d.detail LIKE '%"cmd": "delete"%'
-  AND (starts_with(?, d.path || '/') OR ? = d.path
-       OR EXISTS (SELECT 1 FROM later c WHERE c.target_path = d.path AND c.path = ? AND c.ts <= d.ts
-                  AND starts_with(?, c.path || '/')))
+SELECT d.ts, d.path FROM events d
+WHERE d.ts >= $ts AND d.detail LIKE '%"cmd": "delete"%'
+  AND (starts_with($trash, d.path || '/') OR d.path = $trash
+       OR EXISTS (SELECT 1 FROM events c
+                  WHERE c.path = $current AND c.target_path = d.path AND c.ts >= $ts AND c.ts <= d.ts))
 ORDER BY d.ts LIMIT 1
 """
 
@@ -75,9 +71,10 @@ def recovery(con, ts, trash: str | None, storage: str) -> tuple[bool, str]:
         if storage == "s3":
             return False, "deleted on S3 (no trash: only a versioned bucket keeps it)"
         return False, "deleted, not moved to the trash: not recoverable from it"
-    root = trash[: trash.index("/.Trash/") + len("/.Trash/")]
-    current = root + "Current"
-    row = con.execute(_EMPTIED_SQL, [ts, root, trash, trash, current, trash]).fetchone()
+    current = trash[: trash.index("/.Trash/") + len("/.Trash/")] + "Current"
+    if not trash.startswith(current + "/"):
+        current = None  # not in Current: no checkpoint takes it
+    row = con.execute(_EMPTIED_SQL, {"ts": ts, "trash": trash, "current": current}).fetchone()
     if row:
         return False, f"moved to {trash}, but the trash was emptied ({row[1]} deleted at {row[0]})"
     return True, f"recoverable from the trash: {trash}"

@@ -248,3 +248,18 @@ def test_log4j2_heads_and_rotated_compressed_audit_logs(tmp_path):
     assert [(r.format, r.status, r.events) for r in report.results] == [("hdfs-audit", "ok", 2)]
     assert rows == [("delete", dt.datetime(2023, 3, 1, 10, 0, 5, 120000), "/w/db.db/t/dt=1", 1, None),
                     ("fs_reads", dt.datetime(2023, 3, 1, 10), None, 2, 1)]
+
+
+def test_only_storage_deletes_are_described(tmp_path):
+    """A finding's evidence of HiveServer2's own trash line (no storage record) adds nothing."""
+    from test_detector_cases import load_case, scenario
+
+    from commitsleuth.forensics import storage
+    from commitsleuth.forensics.detectors.racing_loaders import RacingLoaders
+    from commitsleuth.store import Store
+
+    with Store(tmp_path / "s.duckdb") as store:
+        load_case(store, tmp_path / "logs", scenario("seed002_lost_partition"))
+        (finding,) = RacingLoaders().run(store.con)
+        assert "storage:" not in finding.summary and "storage_deletes" not in (finding.detail or {})
+        assert storage.annotate(store.con, [finding])[0].summary == finding.summary
