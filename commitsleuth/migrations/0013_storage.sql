@@ -6,11 +6,10 @@ CREATE VIEW location_aliases AS
 WITH locs AS (SELECT DISTINCT location FROM events WHERE location IS NOT NULL),
 named AS (
     SELECT location, regexp_replace(location, '^[A-Za-z][A-Za-z0-9+.-]*://[^/]*', '') AS bare
-    FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%' OR location LIKE 'webhdfs://%'
+    FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'  -- never an object store's
 )
 SELECT l.location AS alias, min(n.location) AS location
 FROM locs l JOIN named n ON n.bare = l.location
-WHERE l.location LIKE '/%'
 GROUP BY l.location;
 
 -- partition_events of 0005, its part_location passed through the aliases.
