@@ -9,7 +9,8 @@ Caller contexts (``hadoop.caller.context.enabled=true``; the NameNode cuts them 
 - Tez ``TezUtilsInternal.setHadoopCallerContext``: ``tez_ta:<attempt>``, ``tez_v:<vertex>``,
   ``tez_dag:<dag>``, ``tez_app:<application>``.
 
-MapReduce sets no caller context of its own (its tasks' calls carry whatever Hive or Pig set).
+- MapReduce: ``YarnChild`` sets ``mr_<attempt id>`` for a task, ``MRAppMaster``
+  ``mr_appmaster_<application attempt id>`` for the job's AppMaster (job commit runs there).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ SPARK_CONTEXT = re.compile(
 )
 HIVE_CONTEXT = re.compile(r"hive_(?P<what>queryId|sessionId)_(?P<id>[\w.-]+?)(?::[^:]*)?$")
 TEZ_CONTEXT = re.compile(r"tez_(?P<what>ta|v|dag|app):(?P<id>[\w]+)")
+MR_CONTEXT = re.compile(r"mr_(?:(?P<attempt>attempt_\d+_\d+_[mr]_\d+_\d+)|appmaster_appattempt_(?P<cluster>\d+)_(?P<app>\d+)_\d+)")
 
 
 def spark_attempt_label(stage: int, stage_attempt: int, tid: int, attempt: int) -> str:
@@ -57,6 +59,11 @@ def caller_fields(context: str | None) -> dict:
         if what == "app":
             return {"app_id": ident}
         return {"job_id": ident} if what == "dag" else {}
+    m = MR_CONTEXT.search(context)
+    if m:
+        if m["attempt"]:
+            return attempt_fields(m["attempt"])
+        return {"app_id": f"application_{m['cluster']}_{m['app']}", "job_id": f"job_{m['cluster']}_{m['app']}"}
     return {}
 
 

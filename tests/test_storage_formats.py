@@ -48,6 +48,11 @@ def parse(fmt_name, lines, keep_reads=False):
       "job_id": "dag_1677664000000_0042_1", "task_id": "task_1677664000000_0042_1_02_000003"}),
     ("tez_dag:dag_1677664000000_0042_1", {"job_id": "dag_1677664000000_0042_1"}),
     ("tez_app:application_1677664000000_0042", {"app_id": "application_1677664000000_0042"}),
+    ("mr_attempt_1445144423722_0020_m_000000_1",  # MapReduce YarnChild
+     {"attempt_id": "attempt_1445144423722_0020_m_000000_1", "attempt_no": 1, "job_id": "job_1445144423722_0020",
+      "task_id": "task_1445144423722_0020_m_000000"}),
+    ("mr_appmaster_appattempt_1445144423722_0020_000001",  # MRAppMaster (job commit)
+     {"app_id": "application_1445144423722_0020", "job_id": "job_1445144423722_0020"}),
     ("CLI", {}),
 ])
 def test_caller_contexts(context, expected):
