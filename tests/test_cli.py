@@ -253,3 +253,15 @@ def test_every_command_has_an_example_in_help(cli):
         r = cli(name, "--help")
         assert r.exit_code == 0
         assert "Example" in r.out, name
+
+
+def test_ingest_keep_reads(cli, tmp_path):
+    """Audit reads are counted per (user, call, hour); --keep-reads stores each one."""
+    line = ("2023-03-01 10:00:0{s},120 INFO FSNamesystem.audit: allowed=true\tugi=etl (auth:SIMPLE)\tip=/10.0.0.21\t"
+            "cmd={cmd}\tsrc=/w/db.db/t/dt=1\tdst=null\tperm=null\tproto=rpc\n")
+    log = tmp_path / "hdfs-audit.log"
+    log.write_text(line.format(s=1, cmd="open") + line.format(s=2, cmd="open") + line.format(s=3, cmd="delete"))
+    r = cli("ingest", str(log), "--db", str(tmp_path / "a.duckdb"))
+    assert (r.exit_code, r.out) == (0, "ingested 1 file (1 ok): 2 events, 0 rejected lines\n")
+    r = cli("ingest", str(log), "--keep-reads", "--db", str(tmp_path / "b.duckdb"))
+    assert (r.exit_code, r.out) == (0, "ingested 1 file (1 ok): 3 events, 0 rejected lines\n")
