@@ -12,17 +12,17 @@ import json
 
 from commitsleuth.forensics.detectors.base import Finding
 
-# CS101's storage arm: one application's attempts (named by the caller context or the S3A audit
-# Referer) that created or published the same final path. Paths inside a temp or staging layer
+# CS101's storage arm: one application's (or, on S3, one job's) attempts, named by the caller
+# context or the S3A audit Referer, that created or published the same final path. Paths inside a temp or staging layer
 # are the commit protocol's own business (each attempt rewrites its own there).
 DOUBLE_WRITES_SQL = """
 SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
-       any_value(table_name) AS table_name, any_value(file_name) AS task, app_id,
+       any_value(table_name) AS table_name, any_value(file_name) AS task, coalesce(app_id, job_id) AS app_id,
        list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,
        min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
 FROM partition_events
 WHERE kind IN ('file_create', 'rename') AND NOT is_temp
-GROUP BY app_id, coalesce(target_path, path)
+GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)
 HAVING count(DISTINCT attempt_id) > 1
 """
 
