@@ -268,3 +268,20 @@ def test_only_storage_deletes_are_described(tmp_path):
         (finding,) = RacingLoaders().run(store.con)
         assert "storage:" not in finding.summary and "storage_deletes" not in (finding.detail or {})
         assert storage.annotate(store.con, [finding])[0].summary == finding.summary
+
+
+def test_a_grown_audit_log_is_read_from_where_it_stopped(tmp_path):
+    """Every write once after re-ingesting a grown log; the new part's reads counted apart."""
+    from commitsleuth.ingest import ingest
+    from commitsleuth.store import Store
+
+    log = tmp_path / "hdfs-audit.log"
+    log.write_text(audit("open", "/w/a") + "\n" + audit("delete", "/w/db.db/t/dt=1") + "\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [str(log)])
+        with open(log, "a") as f:
+            f.write(audit("open", "/w/a") + "\n" + audit("mkdirs", "/w/db.db/t/dt=2") + "\n")
+        ingest(store, [str(log)])
+        ingest(store, [str(log)])
+        rows = store.con.execute("SELECT kind, line_no, size FROM events ORDER BY line_no").fetchall()
+    assert rows == [("fs_reads", 1, 1), ("delete", 2, None), ("fs_reads", 3, 1), ("dir_create", 4, None)]
