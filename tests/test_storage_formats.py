@@ -140,7 +140,7 @@ def test_s3_multi_object_delete_joined_by_request_id_whichever_comes_first():
 
 
 def test_s3a_audit_referer_names_principal_job_and_attempt():
-    (ev,), _ = parse("s3-access", [s3_access.FORMAT.samples[2].line])
+    (ev,), _ = parse("s3-access", [s3_access.FORMAT.samples[3].line])
     assert (ev.kind, ev.attempt_id, ev.attempt_no, ev.thread) == (
         "file_create", "attempt_20230301100000_0001_m_000003_1", 1, None)
     assert ev.path == "s3a://lake/warehouse/orders/dt=2023-03-01/part-00003-0f3e8a6c-1b2d-4c5e-8f90-123456789abc.c000.snappy.parquet"

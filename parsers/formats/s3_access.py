@@ -185,9 +185,10 @@ def scanner(fmt, ctx, stats, first_line=1, at_start=True):
     return RecordBlockScan(AccessDecoder, READS, WRITES_RE, WRITES, fmt, ctx, stats, first_line, at_start)
 
 
-# Samples: the record of AWS's own documentation (Amazon S3 User Guide, "Amazon S3 server access
-# log format", example log record); two BATCH.DELETE.OBJECT records from NooBaa's S3 server log
-# parsing test (log_replication_scanner tests, Apache-2.0); one PUT with an S3A audit Referer
+# Samples: records of AWS's own documentation (Amazon S3 User Guide, "Amazon S3 server access
+# log format", example log: the older edition's first record and today's second, which carries
+# the field appended since); one BATCH.DELETE.OBJECT record from NooBaa's S3 server log
+# parsing test (noobaa-core, log_replication_scanner jest test, Apache-2.0); one PUT with an S3A audit Referer
 # built from Hadoop's HttpReferrerAuditHeader layout (not a real log).
 FORMAT = Format(
     name="s3-access",
@@ -204,6 +205,14 @@ FORMAT = Format(
             '"GET /DOC-EXAMPLE-BUCKET1?versioning HTTP/1.1" 200 - 113 - 7 - "-" "S3Console/0.4" - '
             's9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV4 ECDHE-RSA-AES128-GCM-SHA256 '
             'AuthHeader DOC-EXAMPLE-BUCKET1.s3.us-west-1.amazonaws.com TLSV1.2 arn:aws:s3:us-west-1:123456789012:accesspoint/example-AP Yes',
+            "fs_reads",
+        ),
+        Sample(  # the same record in today's guide: a field appended at the end (source region)
+            '79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be amzn-s3-demo-bucket1 [06/Feb/2019:00:00:38 +0000] '
+            '192.0.2.3 79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be 891CE47D2EXAMPLE REST.GET.LOGGING_STATUS - '
+            '"GET /amzn-s3-demo-bucket1?logging HTTP/1.1" 200 - 242 - 11 - "-" "S3Console/0.4" - '
+            '9vKBE6vMhrNiWHZmb2L0mXOcqPGzQOI5XLnCtZNPxev+Hf+7tpT6sxDwDty4LHBUOZJG96N1234= SigV4 ECDHE-RSA-AES128-GCM-SHA256 '
+            'AuthHeader amzn-s3-demo-bucket1.s3.us-west-1.amazonaws.com TLSV1.2 - - us-east-1',
             "fs_reads",
         ),
         Sample(
