@@ -9,7 +9,7 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 # Under FileOutputCommitter v1 a task commit lands in _temporary/ and is not counted.
 _SQL = """
 WITH failed AS (
-    SELECT job_id, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    SELECT job_id, min(ts) AS ts, arg_min(event_id, ts) AS event_id, any_value(app_id) AS app_id
     FROM events
     WHERE job_id IS NOT NULL
       AND (kind = 'job_abort' OR (kind = 'job_end' AND status IN ('failed', 'killed', 'aborted')))
@@ -30,8 +30,8 @@ markers AS (
     GROUP BY location
 ),
 unmarked AS (
-    SELECT f.location, f.write_uuid AS job_id
-    FROM (SELECT location, write_uuid, max(ts) AS ts FROM events
+    SELECT f.location, f.write_uuid AS job_id, f.app_id
+    FROM (SELECT location, write_uuid, max(ts) AS ts, any_value(app_id) AS app_id FROM events
           WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL) f
     LEFT JOIN markers m ON m.location = f.location
     WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)
@@ -39,9 +39,9 @@ unmarked AS (
       AND f.write_uuid NOT IN (SELECT job_id FROM failed)
 ),
 jobs AS (
-    SELECT job_id, event_id AS ref, ts AS ref_ts, NULL AS location, 'failed' AS why FROM failed
+    SELECT job_id, event_id AS ref, ts AS ref_ts, NULL AS location, 'failed' AS why, app_id FROM failed
     UNION ALL
-    SELECT job_id, NULL, NULL, location, 'unmarked' FROM unmarked
+    SELECT job_id, NULL, NULL, location, 'unmarked', app_id FROM unmarked
 ),
 outputs AS (
     SELECT event_id, ts, location, partition_spec, table_name, file_name, attempt_id,
@@ -55,7 +55,7 @@ outputs AS (
       AND coalesce(detail->>'dir', 'false') <> 'true'
 ),
 suspects AS (
-    SELECT o.*, j.ref, j.ref_ts, j.why
+    SELECT o.*, j.ref, j.ref_ts, j.why, j.app_id
     FROM outputs o JOIN jobs j
       ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)
 ),
@@ -64,18 +64,29 @@ visible AS (
     ANTI JOIN removed r ON r.p = s.p
     WHERE NOT {temp_s_p}
 ),
+-- The committer algorithm of the failing job's own application; a store holding several
+-- applications has one value each. Without an application, only a value the whole store agrees on.
 conf AS (
-    SELECT max(detail->>'value') AS algorithm FROM events
+    SELECT app_id, max(detail->>'value') AS algorithm FROM events
     WHERE kind = 'conf' AND detail->>'key' LIKE '%fileoutputcommitter.algorithm.version'
-)
+    GROUP BY app_id
+),
+agreed AS (
+    SELECT CASE WHEN count(DISTINCT algorithm) = 1 THEN any_value(algorithm) END AS algorithm FROM conf
+),
+grouped AS (
 SELECT location, partition_spec, any_value(table_name) AS table_name, job_key AS job, why,
        list(DISTINCT coalesce(attempt_id, 'job ' || job_key) ORDER BY coalesce(attempt_id, 'job ' || job_key)) AS actors,
        list(DISTINCT file_name ORDER BY file_name) FILTER (WHERE file_name IS NOT NULL) AS files,
        list_filter(list(event_id ORDER BY event_id) || [any_value(ref)], lambda x: x IS NOT NULL) AS evidence,
        min(ts) AS t0, greatest(max(ts), any_value(ref_ts)) AS t1,
-       any_value((SELECT algorithm FROM conf)) AS algorithm
+       any_value(app_id) AS app_id
 FROM visible
 GROUP BY location, partition_spec, job_key, why
+)
+SELECT g.* EXCLUDE (app_id),
+       coalesce(c.algorithm, CASE WHEN g.app_id IS NULL THEN (SELECT algorithm FROM agreed) END) AS algorithm
+FROM grouped g LEFT JOIN conf c ON c.app_id = g.app_id
 ORDER BY location, partition_spec, job
 """.format(temp_s_p=in_temp_layer("s.p"))
 
