@@ -45,6 +45,7 @@ KINDS = {
     "partition_drop": "the metastore dropped a partition",
     "partition_exists": "an add failed because the partition already existed",
     "load": "data was loaded into a table or partition",
+    "stats": "Hive's stats of a table or partition after a write (num_files, total_size in size)",
     "file": "a file seen on disk by a listing (inventory)",
     "file_create": "the storage created or wrote a file (HDFS create/append/truncate/concat, S3 PUT/COPY/multipart completion)",
     "fs_context": "a storage call kept as context: attribute changes, refused calls, the trash emptier",

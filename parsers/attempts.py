@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 # MR1 attempt_201304111550_268224_m_000005_0, MR2 attempt_1445144423722_0020_m_000000_1,
-# Spark-made attempt_201706092018_0024_m_000004_1026 (the attempt is Spark's task id).
+# Spark-made attempt_201706092018_0024_m_000004_1026 (the attempt is Spark's task id),
+# LocalJobRunner attempt_local_0001_m_000000_0 (Hadoop 1) and attempt_local1234567_0001_… (2.x+).
 ATTEMPT_RE = re.compile(
-    r"attempt_(?P<cluster>\d+)_(?P<job>\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<attempt>\d+)"
+    r"attempt_(?P<cluster>\d+|local\d*)_(?P<job>\d+)_(?P<type>[mr])_(?P<task>\d+)_(?P<attempt>\d+)"
 )
 # Tez attempt_<clusterTs>_<app>_<dag>_<vertex>_<task>_<attempt>.
 TEZ_ATTEMPT_RE = re.compile(

@@ -26,6 +26,15 @@ KEYWORDS = (
     "Loading data to table",
     "command(queryId=",
     "Starting Job =",
+    "Starting command",
+    "Launching Job ",
+    "Ended Job =",
+    "Moving data to",
+    " stats: [",
+    "is in the process of commit",
+    "' done.",
+    "completed successfully",
+    "failed with state",
     "Transitioned from",
     "we are speculating",
     "is allowed to commit now",
@@ -50,6 +59,7 @@ KEYWORDS = (
     "Running task ",
     "Finished task ",
     "Starting task ",
+    "Starting task:",
     "Lost task ",
     "as speculatable",
     # stated anywhere in an error message, see EXISTS below
@@ -91,6 +101,8 @@ SPARK_TASK = re.compile(r"(\d+)\.(\d+) in stage (\d+)\.(\d+) \(TID (\d+)")
 # "(TID 4) (host, executor 7, …" (3.x), "… in 12 ms on host (executor 7) (1/8)".
 SPARK_WHERE = re.compile(r"(?:^[,)]\s*\(?|\bon )\s*(?P<host>[^\s,()]+),? \(?executor (?P<executor>[^\s,)]+)")
 SPARK_LOST = {"TaskKilled": "killed", "TaskCommitDenied": "commit_denied"}
+# StatsTask keys: Hive 0.x prints "num_files: 1", 1.x+ "numFiles=1"; one spelling kept.
+STAT_PAIR = re.compile(r"(\w+)\s*[:=]\s*(-?\d+)")
 TERMINAL_JOB_STATES = {"SUCCEEDED": "success", "FAILED": "failed", "KILLED": "killed", "ERROR": "failed"}
 
 
@@ -104,6 +116,11 @@ def spec_of(text: str) -> str | None:
         k, v = piece.split("=", 1)
         parts.append(f"{k.strip().strip('`')}={v.strip().strip(chr(39)).strip(chr(34))}")
     return "/".join(parts) or None
+
+
+def stats_of(text: str) -> dict[str, int]:
+    """``[num_files: 1, totalSize=5]`` -> ``{"num_files": 1, "total_size": 5}``."""
+    return {re.sub(r"(?<=[a-z])([A-Z])", r"_\1", k).lower(): int(v) for k, v in STAT_PAIR.findall(text)}
 
 
 def table_of(db: str | None, tbl: str) -> str:
@@ -157,9 +174,57 @@ class MessageTransformer(Transformer):
         return {"kind": "load", "target_path": str(path), "partition_spec": spec_of(str(spec))}
 
     def loading_data(self, items):
-        table, _kw, spec, src = items
+        table, _kw, spec, _from, src = items
         return {"kind": "load", "table_name": str(table).replace("`", ""),
-                "partition_spec": spec_of(str(spec)) if spec is not None else None, "path": str(src)}
+                "partition_spec": spec_of(str(spec)) if spec is not None else None,
+                "path": str(src) if src is not None else None}
+
+    def moving_data(self, items):
+        dst, src = (i for i in items if i.type == "PATH")
+        return {"kind": "publish", "path": str(src), "target_path": str(dst)}
+
+    def partition_stats(self, items):
+        table, spec, stats = items
+        return _stats_event(str(table), spec_of(str(spec)), str(stats))
+
+    def table_stats(self, items):
+        table, stats = items
+        return _stats_event(str(table), None, str(stats))
+
+    def starting_command(self, items):
+        qid, text = items[0], items[1] if len(items) > 1 else None
+        out = {"kind": "query_start", "status": "running", "detail": {"phase": "execute"}}
+        if qid is not None:
+            out["query_id"] = str(qid)
+        if text is not None:
+            out["detail"]["command"] = str(text)
+        return out
+
+    def launching_job(self, items):
+        return {}  # the job's id follows in "Starting Job = …"
+
+    def ended_job(self, items):
+        job, rest = items[0], items[1:]
+        failed = bool(rest) and "with" in str(rest[0])
+        return {"kind": "job_end", "job_id": str(job), "status": "failed" if failed else "success"}
+
+    def mr_task_start(self, items):
+        return {"kind": "attempt_start", **attempt_fields(str(items[-1]))}
+
+    def mr_commit_pending(self, items):
+        return {"kind": "attempt_state", **attempt_fields(str(items[0])), "status": "commit_pending",
+                "detail": {"to": "COMMIT_PENDING"}}
+
+    def mr_task_done(self, items):
+        return {"kind": "attempt_end", **attempt_fields(str(items[0])), "status": "success"}
+
+    def mr_job_completed(self, items):
+        return {"kind": "job_end", "job_id": str(items[0]), "status": "success"}
+
+    def mr_job_failed(self, items):
+        job, state = items[:2]
+        return {"kind": "job_end", "job_id": str(job),
+                "status": TERMINAL_JOB_STATES.get(str(state), "failed"), "detail": {"state": str(state)}}
 
     def compiling(self, items):
         return {"kind": "query_start", "query_id": str(items[0]), "status": "compiling",
@@ -296,6 +361,12 @@ class MessageTransformer(Transformer):
 
     def metastore_call(self, items):
         return items[1]
+
+
+def _stats_event(table: str, spec: str | None, text: str) -> dict:
+    stats = stats_of(text)
+    return {"kind": "stats", "table_name": table.replace("`", ""), "partition_spec": spec,
+            "size": stats.get("total_size"), "detail": stats}
 
 
 def _pad(items: list, n: int) -> list:
