@@ -1,6 +1,7 @@
 """Every detector's YAML cases (forensics/detectors/cases/*.yml), run through the real store.
 
-A case gives ``scenario:`` (a shared fixture in cases/scenarios/), ``files:`` (real log lines, ingested by the real parsers) and/or ``events:``
+A case gives ``scenario:`` (a shared fixture in cases/scenarios/, which ``replace:`` and
+``append:`` vary), ``files:`` (real log lines, ingested by the real parsers) and/or ``events:``
 (canonical event dicts, for scenarios whose lines no parser reads yet; enriched like ingest
 does, then written with Store.write_events). ``expect`` lists the detector's findings in report
 order; evidence is ``file:line`` for files and ``events:N`` (1-based) for the case's events.
@@ -48,10 +49,24 @@ def case_event(spec: dict) -> Event:
     return enrich(Event(**spec))
 
 
+def variant(files: dict, replace: dict, append: dict) -> dict:
+    """A scenario's files with a case's ``replace:`` (old -> new, each must occur) and ``append:``."""
+    out = dict(files)
+    for old, new in replace.items():
+        hits = [name for name, text in out.items() if old in text]
+        assert hits, f"replace: {old!r} is in no file of the scenario"
+        for name in hits:
+            out[name] = out[name].replace(old, new)
+    for name, text in append.items():
+        out[name] = out.get(name, "") + text
+    return out
+
+
 def load_case(store: Store, root: Path, case: dict) -> dict[int, str]:
     """Ingest a case into ``store``; returns event_id -> ``events:N`` for its ``events:``."""
     if "scenario" in case:
         case = {**scenario(case["scenario"]), **{k: v for k, v in case.items() if k != "scenario"}}
+        case["files"] = variant(case.get("files") or {}, case.get("replace") or {}, case.get("append") or {})
     if case.get("files"):
         report = ingest(store, [str(write_files(root, case["files"]))])
         assert not report.failed, report.failed

@@ -2,39 +2,90 @@
 
 from __future__ import annotations
 
+import json
+
 from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # LOAD DATA … INTO (no OVERWRITE) moves the source file into the partition under its own name;
 # a file of that name already there is replaced. Two loads of one file name into one partition
 # are that. Sources in Hive/Spark staging dirs (INSERT's -ext-10000, .hive-staging) are not
 # user files and are left out.
+# Where the log names no source file (the console, a directory loaded, Hive 0.x without
+# threads), StatsTask's lines still tell: a LOAD INTO after which the partition's num_files did
+# not grow while its total_size changed replaced a file. That is inferred, so stated as medium
+# confidence, with the stats lines before and after as evidence.
 _SQL = """
-WITH queries AS (  -- a line's query: the last one its thread compiled in the same log
-    SELECT source_id, thread, ts, query_id, raw FROM events
-    WHERE kind = 'query_start' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL
+WITH queries AS (  -- a line's query: the last one its thread (or its threadless log) started
+    SELECT source_id, coalesce(thread, '') AS thread, ts, line_no, query_id, raw FROM events
+    WHERE kind = 'query_start' AND ts IS NOT NULL
+      AND (query_id IS NOT NULL OR thread IS NULL)
 ),
 loads AS (
-    SELECT l.event_id, l.ts, l.part_location, l.part_table, l.part_spec,
-           coalesce(l.query_id, q.query_id, l.thread, l.app_id) AS actor,
+    SELECT l.event_id, l.ts, l.source_id, l.part_location, l.part_table, l.part_spec, l.path,
+           coalesce(l.query_id, q.query_id, l.thread, l.app_id,
+                    CASE WHEN q.line_no IS NOT NULL THEN 'query at line ' || q.line_no END) AS actor,
            regexp_extract(rtrim(l.path, '/'), '[^/]+$') AS file,
            coalesce(l.detail->>'overwrite', 'false') = 'true'
                OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite
     FROM partition_events l
     ASOF LEFT JOIN queries q
-      ON q.source_id = l.source_id AND q.thread = l.thread AND l.ts >= q.ts
-    WHERE l.kind = 'load' AND l.path IS NOT NULL AND l.part_spec IS NOT NULL
+      ON q.source_id = l.source_id AND q.thread = coalesce(l.thread, '') AND l.ts >= q.ts
+    WHERE l.kind = 'load' AND l.part_spec IS NOT NULL
       AND coalesce(l.part_location, l.part_table) IS NOT NULL
       AND NOT {temp_path}
+),
+by_name AS (  -- two loads of one file name into one partition
+    SELECT any_value(part_location) AS location, part_spec AS partition_spec,
+           any_value(part_table) AS table_name, file,
+           list(actor ORDER BY ts, event_id) AS loaders,
+           list(DISTINCT actor ORDER BY actor) AS actors,
+           list(event_id ORDER BY ts, event_id) AS evidence, min(ts) AS t0, max(ts) AS t1,
+           NULL::JSON AS stats
+    FROM loads
+    WHERE NOT overwrite AND path IS NOT NULL
+    GROUP BY coalesce(part_location, part_table), part_spec, file
+    HAVING count(*) > 1
+),
+stats AS (  -- StatsTask's view of the partition after each write
+    SELECT event_id, ts, source_id, part_table, part_spec,
+           TRY_CAST(detail->>'num_files' AS BIGINT) AS num_files,
+           TRY_CAST(detail->>'total_size' AS BIGINT) AS total_size
+    FROM partition_events
+    WHERE kind = 'stats' AND part_spec IS NOT NULL AND ts IS NOT NULL
+      AND detail->>'num_files' IS NOT NULL AND detail->>'total_size' IS NOT NULL
+),
+stats_after AS (  -- each INTO load with the stats printed after it and those printed before it
+    SELECT l.*, s1.event_id AS s1_id, s1.num_files AS files1, s1.total_size AS size1,
+           s0.event_id AS s0_id, s0.num_files AS files0, s0.total_size AS size0
+    FROM loads l
+    JOIN LATERAL (
+        SELECT * FROM stats s WHERE s.source_id = l.source_id AND s.part_table = l.part_table
+          AND s.part_spec = l.part_spec AND s.ts >= l.ts
+        ORDER BY s.ts, s.event_id LIMIT 1) s1 ON true
+    JOIN LATERAL (
+        SELECT * FROM stats s WHERE s.source_id = l.source_id AND s.part_table = l.part_table
+          AND s.part_spec = l.part_spec AND s.ts < l.ts
+        ORDER BY s.ts DESC, s.event_id DESC LIMIT 1) s0 ON true
+    WHERE NOT l.overwrite
+),
+by_stats AS (  -- the load added bytes but no file: it replaced one of the same name
+    SELECT any_value(part_location) AS location, part_spec AS partition_spec,
+           any_value(part_table) AS table_name, NULL AS file,
+           list(actor ORDER BY ts, event_id) AS loaders,
+           list(DISTINCT actor ORDER BY actor) FILTER (WHERE actor IS NOT NULL) AS actors,
+           flatten(list([s0_id, event_id, s1_id] ORDER BY ts, event_id)) AS evidence,
+           min(ts) AS t0, max(ts) AS t1,
+           to_json(list({{files_before: files0, files_after: files1, size_before: size0, size_after: size1}}
+                        ORDER BY ts, event_id)) AS stats
+    FROM stats_after
+    WHERE files1 <= files0 AND size1 <> size0
+    GROUP BY part_table, part_spec
 )
-SELECT any_value(part_location) AS location, part_spec AS partition_spec,
-       any_value(part_table) AS table_name, file,
-       list(actor ORDER BY ts, event_id) AS loaders,
-       list(DISTINCT actor ORDER BY actor) AS actors,
-       list(event_id ORDER BY ts, event_id) AS evidence, min(ts) AS t0, max(ts) AS t1
-FROM loads
-WHERE NOT overwrite
-GROUP BY coalesce(part_location, part_table), part_spec, file
-HAVING count(*) > 1
+SELECT * FROM by_name
+UNION ALL
+SELECT * FROM by_stats b  -- only where the file names did not already say it
+WHERE NOT EXISTS (SELECT 1 FROM by_name n WHERE n.table_name = b.table_name
+                  AND n.partition_spec = b.partition_spec)
 ORDER BY location NULLS LAST, table_name, partition_spec, file
 """.format(temp_path=in_temp_layer("l.path"))
 
@@ -59,10 +110,21 @@ class SameNameOverwrite(SqlDetector):
 
     def summary(self, row):
         n = len(row["loaders"])
+        if row["stats"] is not None:
+            st = json.loads(row["stats"])[-1]
+            return (
+                f"a LOAD INTO {where(row)} (by {row['loaders'][-1]}) left num_files at "
+                f"{st['files_after']} while total_size went {st['size_before']} -> {st['size_after']}: "
+                f"it replaced a file of the same name (medium confidence: inferred from Hive's stats "
+                f"lines, the file names are not in the log)"
+            )
         return (
             f"{row['file']} was loaded {n} times into {where(row)}; each load replaced the previous "
             f"copy (last by {row['loaders'][-1]})"
         )
 
     def detail(self, row):
-        return {"file": row["file"], "loads": list(row["loaders"])}
+        if row["stats"] is not None:
+            return {"confidence": "medium", "inferred_from": "stats", "loads": list(row["loaders"]),
+                    "stats": json.loads(row["stats"])}
+        return {"file": row["file"], "loads": list(row["loaders"]), "confidence": "high"}
