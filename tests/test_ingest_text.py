@@ -323,10 +323,11 @@ def test_hadoop1_userlogs_tree_names_the_attempt_in_the_path(cli, tmp_path, db_p
         "2013-04-11 16:02:11,517 INFO org.apache.hadoop.mapred.FileOutputCommitter: Saved output of task "
         f"'{attempt}' to hdfs://nn/tmp/hive/_tmp.-ext-10000\n")
     r = cli("ingest", tmp_path / "userlogs", "--db", db_path)
-    assert r.out == "ingested 2 files (2 ok): 2 events, 0 rejected lines\n"
+    assert r.out == "ingested 2 files (2 ok): 3 events, 0 rejected lines\n"
     assert rows(db_path, "select s.format, e.kind, e.attempt_id, e.attempt_no, e.size from events e "
-                         "join sources s using (source_id) order by s.format") == [
+                         "join sources s using (source_id) order by s.format, e.line_no") == [
         ("mr1-task-stdout", "rename", attempt, 1, 42),
+        ("mr1-task-syslog", "attempt_state", attempt, 1, None),  # commit pending (Hadoop 1 "commiting")
         ("mr1-task-syslog", "task_commit", attempt, 1, None),
     ]
 

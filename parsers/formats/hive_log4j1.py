@@ -16,7 +16,7 @@ FORMAT = Format(
     head=HEAD,
     kinds=("dedup_remove", "publish", "rename", "dir_create", "delete", "load", "query_start",
            "query_end", "job_start", "partition_add", "partition_alter", "partition_drop",
-           "partition_exists"),
+           "partition_exists", "stats", "job_end"),
     samples=(
         Sample(
             "2013-05-30 10:20:01,123 INFO  exec.Utilities (Utilities.java:removeTempOrDuplicateFiles(1396)) - "
@@ -65,6 +65,12 @@ FORMAT = Format(
             "2013-05-30 10:13:59,124 INFO  ql.Driver (SessionState.java:printInfo(417)) - "
             "Starting Job = job_201304111550_268224, Tracking URL = http://jt:50030/jobdetails.jsp?jobid=job_201304111550_268224",
             "job_start",
+        ),
+        Sample(  # a Hive 3.1 hive.log published with a course (BasicStatsTask)
+            "2026-09-07 00:08:49,596 INFO  [778c135c-019f-4eef-9e9d-715460a5f645 main] stats.BasicStatsTask "
+            "(BasicStatsTask.java:aggregateStats(280)) - Table default.teste_managed stats: [numFiles=1, numRows=1, "
+            "totalSize=17, rawDataSize=16]",
+            "stats",
         ),
     ),
 )

@@ -13,7 +13,7 @@ FORMAT = Format(
     "('T' or space in the time)",
     head=HEAD,
     kinds=("dir_create", "delete", "load", "publish", "dedup_remove", "query_start", "query_end",
-           "job_start", "partition_add", "partition_alter", "partition_drop", "partition_exists"),
+           "job_start", "partition_add", "partition_alter", "partition_drop", "partition_exists", "stats", "job_end"),
     samples=(
         Sample(
             "2018-09-28T10:15:01,871  INFO [HiveServer2-Background-Pool: Thread-529691] metadata.Hive: "

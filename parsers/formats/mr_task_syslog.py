@@ -15,7 +15,7 @@ MR1 = Format(
     description="Hadoop 1 task syslog (userlogs/<job>/<attempt>/syslog): '%d{ISO8601} %p %c: %m%n'",
     head=MR1_HEAD,
     path_hint=re.compile(r"(^|/)userlogs/job_[^/]+/attempt_[^/]+/syslog$"),
-    kinds=("task_commit", "commit_allowed", "conf"),
+    kinds=("task_commit", "commit_allowed", "conf", "attempt_start", "attempt_state", "attempt_end"),
     samples=(
         Sample(
             "2013-04-11 16:02:11,517 INFO org.apache.hadoop.mapred.FileOutputCommitter: Saved output of task "
@@ -36,8 +36,14 @@ MR2 = Format(
     description="MR2/YARN container and AppMaster logs: '%d{ISO8601} %p [%t] %c: %m%n'",
     head=MR2_HEAD,
     priority=5,
-    kinds=("attempt_state", "speculate", "commit_allowed", "task_commit", "job_end", "conf"),
+    kinds=("attempt_state", "speculate", "commit_allowed", "task_commit", "job_end", "conf",
+           "attempt_start", "attempt_end"),
     samples=(
+        Sample(  # a `yarn logs` excerpt of an MR2 map container, published in a tutorial
+            "2021-06-06 13:50:13,612 INFO [main] org.apache.hadoop.mapred.Task: "
+            "Task:attempt_1612183984688_0028_m_000035_0 is done. And is in the process of committing",
+            "attempt_state",
+        ),
         Sample(
             "2015-10-18 18:04:51,755 INFO [DefaultSpeculator background processing] org.apache.hadoop.mapreduce."
             "v2.app.speculate.DefaultSpeculator: DefaultSpeculator.addSpeculativeAttempt -- we are speculating "

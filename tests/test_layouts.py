@@ -1,0 +1,161 @@
+"""The logs people actually have (issue 15): Hive 0.x-3.x Driver, MoveTask and StatsTask lines,
+MR task lifecycle in LocalJobRunner output and container syslogs, each with exact facts.
+
+Lines marked REAL are quoted verbatim from sessions published in public tutorials and tickets
+(found with the team's source search); lines marked SOURCE are built from the exact strings of
+the named Hive/Hadoop source file, because no published log of that layout was found.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from commitsleuth.parsers.messages import parse_message
+
+from conftest import write_files
+
+MESSAGES = [
+    # REAL: Hive 1.x CLI console, LOAD DATA … OVERWRITE INTO TABLE ViewRecord PARTITION (recordDate=20140824)
+    ("Loading data to table default.viewrecord partition (recorddate=20140824)",
+     {"kind": "load", "table_name": "default.viewrecord", "partition_spec": "recorddate=20140824", "path": None}),
+    ("Partition default.viewrecord{recorddate=20140824} stats: [num_files: 1, num_rows: 0, "
+     "total_size: 3067528656, raw_data_size: 0]",
+     {"kind": "stats", "table_name": "default.viewrecord", "partition_spec": "recorddate=20140824",
+      "size": 3067528656, "detail": {"num_files": 1, "num_rows": 0, "total_size": 3067528656, "raw_data_size": 0}}),
+    ("Table default.viewrecord stats: [num_partitions: 1, num_files: 1, num_rows: 0, total_size: 3067528656, "
+     "raw_data_size: 0]",
+     {"kind": "stats", "table_name": "default.viewrecord", "partition_spec": None, "size": 3067528656,
+      "detail": {"num_partitions": 1, "num_files": 1, "num_rows": 0, "total_size": 3067528656, "raw_data_size": 0}}),
+    # REAL: Hive 1.2.1 console
+    ("Table default.student stats: [numFiles=3, numRows=0, totalSize=66, rawDataSize=0]",
+     {"kind": "stats", "table_name": "default.student", "partition_spec": None, "size": 66,
+      "detail": {"num_files": 3, "num_rows": 0, "total_size": 66, "raw_data_size": 0}}),
+    # REAL: Hive 2.x/3.x console of an INSERT into a partition whose value has a space
+    ("Loading data to table test_hive.students partition (dept=Computer Science)",
+     {"kind": "load", "table_name": "test_hive.students", "partition_spec": "dept=Computer Science", "path": None}),
+    ("Ended Job = job_1747412899650_0002",
+     {"kind": "job_end", "job_id": "job_1747412899650_0002", "status": "success"}),
+    ("Launching Job 1 out of 3", {}),
+    # REAL: Hive 3.1 hive.log (MoveTask through SessionState.printInfo, with its detail)
+    ("Moving data to directory hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_"
+     "2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10000 from hdfs://localhost:9000/user/hive/warehouse/"
+     "teste_managed/.hive-staging_hive_2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10002",
+     {"kind": "publish",
+      "path": "hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_2026-09-07_00-08-10_373_"
+              "6713271316481655311-1/-ext-10002",
+      "target_path": "hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_2026-09-07_00-08-"
+                     "10_373_6713271316481655311-1/-ext-10000"}),
+    ("Table default.teste_managed stats: [numFiles=1, numRows=1, totalSize=17, rawDataSize=16]",
+     {"kind": "stats", "table_name": "default.teste_managed", "partition_spec": None, "size": 17,
+      "detail": {"num_files": 1, "num_rows": 1, "total_size": 17, "raw_data_size": 16}}),
+    # REAL: HiveServer2 2.x hiveserver2.log
+    ("Starting command(queryId=hive_20200915144052_e80d53b2-832e-42a9-88aa-4fe3e5c07bab): SELECT num_service "
+     "FROM rep_prd_fbo_project.parametres_cedre_c",
+     {"kind": "query_start", "status": "running", "query_id": "hive_20200915144052_e80d53b2-832e-42a9-88aa-4fe3e5c07bab",
+      "detail": {"phase": "execute", "command": "SELECT num_service FROM rep_prd_fbo_project.parametres_cedre_c"}}),
+    # SOURCE: Hive 0.x ql/Driver.java LOG.info("Starting command: " + queryStr)
+    ("Starting command: LOAD DATA INPATH '/in/a.log' INTO TABLE t PARTITION (dt='1', h='2')",
+     {"kind": "query_start", "status": "running",
+      "detail": {"phase": "execute", "command": "LOAD DATA INPATH '/in/a.log' INTO TABLE t PARTITION (dt='1', h='2')"}}),
+    # SOURCE: Hive 0.x-1.x ql/exec/MoveTask.java, several keys, printInfo's " from " detail
+    ("Loading data to table db.t partition (dt=2013-01-24, h=12) from hdfs://nn/in/a.log",
+     {"kind": "load", "table_name": "db.t", "partition_spec": "dt=2013-01-24/h=12", "path": "hdfs://nn/in/a.log"}),
+    # SOURCE: ql/exec/mr/HadoopJobExecHelper.java ("Ended Job = " + jobId + " with errors")
+    ("Ended Job = job_1400000000000_0007 with errors",
+     {"kind": "job_end", "job_id": "job_1400000000000_0007", "status": "failed"}),
+    # SOURCE: Hive 0.x MoveTask "Moving data to: " + targetPath, detail " from " + sourcePath
+    ("Moving data to: hdfs://nn/w/t from hdfs://nn/tmp/hive/-ext-10000",
+     {"kind": "publish", "path": "hdfs://nn/tmp/hive/-ext-10000", "target_path": "hdfs://nn/w/t"}),
+]
+
+
+@pytest.mark.parametrize("text,fields", MESSAGES, ids=[m[0][:48] for m in MESSAGES])
+def test_hive_driver_move_and_stats_lines(text, fields):
+    assert parse_message(text) == fields
+
+
+# REAL: Hadoop 2.5.2 LocalJobRunner console of the WordCount example (published run), the reduce
+# attempt from start to the job's end.
+LOCAL_JOB_RUNNER = """\
+16/11/17 17:06:00 INFO mapred.LocalJobRunner: Starting task: attempt_local1677532496_0001_r_000000_0
+16/11/17 17:06:00 INFO mapred.Task: Task:attempt_local1677532496_0001_r_000000_0 is done. And is in the process of committing
+16/11/17 17:06:00 INFO mapred.LocalJobRunner: 1 / 1 copied.
+16/11/17 17:06:00 INFO mapred.Task: Task attempt_local1677532496_0001_r_000000_0 is allowed to commit now
+16/11/17 17:06:00 INFO output.FileOutputCommitter: Saved output of task 'attempt_local1677532496_0001_r_000000_0' to file:/usr/local/hadoop/output/_temporary/0/task_local1677532496_0001_r_000000
+16/11/17 17:06:00 INFO mapred.LocalJobRunner: reduce > reduce
+16/11/17 17:06:00 INFO mapred.Task: Task 'attempt_local1677532496_0001_r_000000_0' done.
+16/11/17 17:06:00 INFO mapred.LocalJobRunner: Finishing task: attempt_local1677532496_0001_r_000000_0
+16/11/17 17:06:01 INFO mapreduce.Job: Job job_local1677532496_0001 completed successfully
+"""
+
+# The first line REAL (a `yarn logs` excerpt of an MR2 map container, published in a tutorial);
+# the rest SOURCE: org/apache/hadoop/mapred/Task.java, YarnChild's '%d %p [%t] %c: %m%n' layout.
+MR2_CONTAINER = """\
+2021-06-06 13:50:13,612 INFO [main] org.apache.hadoop.mapred.Task: Task:attempt_1612183984688_0028_m_000035_0 is done. And is in the process of committing
+2021-06-06 13:50:13,650 INFO [main] org.apache.hadoop.mapred.Task: Task attempt_1612183984688_0028_m_000035_0 is allowed to commit now
+2021-06-06 13:50:13,700 INFO [main] org.apache.hadoop.mapred.Task: Task 'attempt_1612183984688_0028_m_000035_0' done.
+"""
+
+
+def _events(db_path):
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return con.execute(
+            "SELECT s.format, e.line_no, e.kind, e.attempt_id, e.job_id, e.task_id, e.status "
+            "FROM events e JOIN sources s USING (source_id) ORDER BY s.uri, e.line_no"
+        ).fetchall()
+
+
+def test_local_job_runner_lifecycle(cli, tmp_path, db_path):
+    write_files(tmp_path / "in", {"wordcount.out": LOCAL_JOB_RUNNER})
+    r = cli("ingest", tmp_path / "in", "--db", db_path)
+    assert r.exit_code == 0, r.err
+    a, j, t = "attempt_local1677532496_0001_r_000000_0", "job_local1677532496_0001", "task_local1677532496_0001_r_000000"
+    fmt = _events(db_path)[0][0]
+    assert _events(db_path) == [
+        (fmt, 1, "attempt_start", a, j, t, None),
+        (fmt, 2, "attempt_state", a, j, t, "commit_pending"),
+        (fmt, 4, "commit_allowed", a, j, t, None),
+        (fmt, 5, "task_commit", a, j, t, "success"),
+        (fmt, 7, "attempt_end", a, j, t, "success"),
+        (fmt, 9, "job_end", None, j, None, "success"),
+    ]
+
+
+def test_mr2_container_lifecycle(cli, tmp_path, db_path):
+    write_files(tmp_path / "in", {"syslog": MR2_CONTAINER})
+    assert cli("ingest", tmp_path / "in", "--db", db_path).exit_code == 0
+    a, j, t = "attempt_1612183984688_0028_m_000035_0", "job_1612183984688_0028", "task_1612183984688_0028_m_000035"
+    assert _events(db_path) == [
+        ("mr2-yarn", 1, "attempt_state", a, j, t, "commit_pending"),
+        ("mr2-yarn", 2, "commit_allowed", a, j, t, None),
+        ("mr2-yarn", 3, "attempt_end", a, j, t, "success"),
+    ]
+
+
+def test_hive0x_threadless_log_stats_and_loads(cli, tmp_path, db_path):
+    """The seed 004 Hive 0.x fixture (SOURCE strings, see the scenario): every line an event."""
+    import yaml
+    from importlib import resources
+
+    scenario = resources.files("commitsleuth.forensics.detectors").joinpath(
+        "cases", "scenarios", "seed004_hive0x_stats.yml")
+    files = yaml.safe_load(scenario.read_text(encoding="utf-8"))["files"]
+    write_files(tmp_path / "in", files)
+    r = cli("ingest", tmp_path / "in", "--db", db_path)
+    assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 8 events, 0 rejected lines"
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        got = con.execute(
+            "SELECT line_no, kind, thread, table_name, partition_spec, size, detail->>'num_files' "
+            "FROM events ORDER BY line_no").fetchall()
+    spec = "service=serviceX/yyyymmdd=20130124"
+    assert got == [
+        (1, "query_start", None, None, None, None, None),
+        (2, "load", None, "default.accesslog", spec, None, None),
+        (3, "stats", None, "default.accesslog", spec, 52428800, "1"),
+        (4, "stats", None, "default.accesslog", None, 52428800, "1"),
+        (5, "query_start", None, None, None, None, None),
+        (6, "load", None, "default.accesslog", spec, None, None),
+        (7, "stats", None, "default.accesslog", spec, 49283072, "1"),
+        (8, "stats", None, "default.accesslog", None, 49283072, "1"),
+    ]
