@@ -159,3 +159,24 @@ def test_hive0x_threadless_log_stats_and_loads(cli, tmp_path, db_path):
         (7, "stats", None, "default.accesslog", spec, 49283072, "1"),
         (8, "stats", None, "default.accesslog", None, 49283072, "1"),
     ]
+
+
+# REAL: a Hive 3.1 hive.log of `INSERT INTO teste_managed` in the default database (a course's
+# published session): MoveTask, the load from the staging dir, BasicStatsTask.
+HIVE3_DEFAULT_DB = """\
+2026-09-07 00:08:47,509 INFO  [778c135c-019f-4eef-9e9d-715460a5f645 main] exec.Task (SessionState.java:printInfo(1227)) - Moving data to directory hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10000 from hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10002
+2026-09-07 00:08:47,525 INFO  [778c135c-019f-4eef-9e9d-715460a5f645 main] exec.Task (SessionState.java:printInfo(1227)) - Loading data to table default.teste_managed from hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10000
+2026-09-07 00:08:49,596 INFO  [778c135c-019f-4eef-9e9d-715460a5f645 main] stats.BasicStatsTask (BasicStatsTask.java:aggregateStats(280)) - Table default.teste_managed stats: [numFiles=1, numRows=1, totalSize=17, rawDataSize=16]
+"""
+
+
+def test_hive3_default_database_warehouse_path_is_the_tables_location(cli, tmp_path, db_path):
+    """``…/warehouse/<table>`` (no ``.db``) is ``default.<table>``; the load and the stats get it."""
+    write_files(tmp_path / "in", {"hive.log": HIVE3_DEFAULT_DB})
+    assert cli("ingest", tmp_path / "in", "--db", db_path).exit_code == 0
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        got = con.execute("SELECT line_no, kind, part_table, part_location FROM partition_events "
+                          "ORDER BY line_no").fetchall()
+    loc = "hdfs://localhost:9000/user/hive/warehouse/teste_managed"
+    assert got == [(1, "publish", "default.teste_managed", loc), (2, "load", "default.teste_managed", loc),
+                   (3, "stats", "default.teste_managed", loc)]
