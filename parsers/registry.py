@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from commitsleuth.errors import UnknownFormatError
+from commitsleuth.parsers import pasted
 from commitsleuth.parsers.base import Format
 from commitsleuth.parsers.formats import (hdfs_audit, hive_log4j1, hive_log4j2, hive_metastore_audit,
                                           hs2_operation_log, mr1_task_stdout, mr_task_syslog, s3_access,
@@ -36,6 +37,9 @@ NEARLY = 0.1
 
 
 def get_format(name: str) -> Format:
+    base, prefix = pasted.split_name(name)
+    if prefix is not None and prefix in pasted.PREFIXES:
+        return pasted.pasted(get_format(base), prefix)
     try:
         return BY_NAME[name]
     except KeyError:
@@ -46,14 +50,39 @@ def get_format(name: str) -> Format:
         ) from None
 
 
-def detect(path: str, head_lines: list[str]) -> Format | None:
+def detect(path: str, head_lines: list[str], forced: Format | None = None) -> Format | None:
     """The format most of a file's first lines match, the path hint and then the more specific
-    format breaking near-ties; None if no format matches enough of them."""
+    format breaking near-ties; None if no format matches enough of them. A file whose every
+    line carries one pasted margin (``> ``, ``-- ``, indentation, line numbers…) is read in the
+    pasted variant of its format; so is a ``forced`` format (``--format``) that only matches
+    after the margin."""
     lines = [line for line in head_lines[:DETECT_LINES] if line.strip()]
+    if forced is not None:
+        if not pasted.can_paste(forced) or _share(forced, lines) >= MIN_SHARE:
+            return forced
+        prefix = pasted.common_prefix(lines)
+        if prefix is not None and _share(pasted.pasted(forced, prefix), lines) >= MIN_SHARE:
+            return pasted.pasted(forced, prefix)
+        return forced
+    fmt = _best(path, lines)
+    if fmt is None:
+        prefix = pasted.common_prefix(lines)
+        if prefix is not None:
+            fmt = _best(path, pasted.strip(lines, prefix))
+            if fmt is not None and pasted.can_paste(fmt):
+                return pasted.pasted(fmt, prefix)
+            return None
+    return fmt
+
+
+def _share(fmt: Format, lines: list[str]) -> float:
+    return sum(1 for line in lines if fmt.matches_head(line)) / len(lines) if lines else 0.0
+
+
+def _best(path: str, lines: list[str]) -> Format | None:
     scored = []
     for fmt in FORMATS:
-        hits = sum(1 for line in lines if fmt.matches_head(line))
-        score = hits / len(lines) if lines else 0.0
+        score = _share(fmt, lines)
         if score < MIN_SHARE:
             continue
         if fmt.path_hint is not None and fmt.path_hint.search(path.replace("\\", "/")):

@@ -170,7 +170,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         head = peek_lines(path)
     except ReadError as exc:
         return _failed(store, uri, fp, str(exc), size=size)
-    fmt = fmt_forced or detect(uri, head)
+    fmt = detect(uri, head, forced=fmt_forced)  # a forced format may still be pasted
     if fmt is None:
         sid = store.add_source(
             uri, "file", fingerprint=fp, size_bytes=size, status="skipped",

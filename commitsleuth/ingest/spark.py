@@ -152,7 +152,7 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
                 src["status"], src["reason"] = "skipped", "empty file"
             else:
                 head = peek_lines(path)
-                fmt = get_format(format_name) if format_name else detect(uri, head)
+                fmt = detect(uri, head, forced=get_format(format_name) if format_name else None)
                 if fmt is None:
                     src["status"], src["reason"] = "skipped", "not a log format commitsleuth reads"
         except (OSError, ReadError) as exc:
