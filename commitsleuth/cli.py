@@ -72,9 +72,11 @@ def cli(debug: bool) -> None:
               help="Parquet output of --engine spark (any Hadoop path); a local one is loaded into --db.")
 @click.option("--keep-reads", is_flag=True,
               help="HDFS audit and S3 access logs: one event per read instead of counts per (user, call, hour).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Say why each file was read as its format (heads matched of the first lines).")
 @db_option
 def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master: str | None,
-           out: str, keep_reads: bool, db: str) -> int:
+           out: str, keep_reads: bool, verbose: bool, db: str) -> int:
     """Read log files, directories (recursively) and globs into the store.
 
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
@@ -106,6 +108,12 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     for r in report.results:
         if r.status in ("partial", "skipped"):
             click.echo(f"  {r.status}: {r.uri}: {r.reason}")
+    if verbose:
+        from commitsleuth.ingest.explain import why
+
+        for r in report.results:
+            if r.status in ("ok", "partial") or r.reason == "not a log format commitsleuth reads":
+                click.echo(f"  format of {r.uri}: {why(r.uri, format_name)}")
     for r in report.failed:
         click.echo(f"Error: {r.uri}: {r.reason}", err=True)
     return EXIT_USAGE if report.failed else EXIT_OK

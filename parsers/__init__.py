@@ -4,15 +4,17 @@
 """
 
 from commitsleuth.parsers.base import Format, ParseStats, Sample, SourceContext, parse_lines
-from commitsleuth.parsers.registry import FORMATS, detect, get_format
+from commitsleuth.parsers.registry import FORMATS, Detection, detect, detection, get_format
 
 __all__ = [
+    "Detection",
     "FORMATS",
     "Format",
     "ParseStats",
     "Sample",
     "SourceContext",
     "detect",
+    "detection",
     "get_format",
     "parse_lines",
 ]

@@ -88,7 +88,9 @@ class Format:
     a line begins a record, by default the head itself; lines that fail it continue the record
     above them. ``priority``: among formats that match a file equally, the higher one is more
     specific. ``decoder``: formats that are not line-oriented text logs (Spark event-log JSON)
-    bring their own, ``decoder(lines, ctx, stats) -> Iterator[Event]``.
+    bring their own, ``decoder(lines, ctx, stats) -> Iterator[Event]``. ``marker``: lines only
+    this format's producers write (their loggers); among formats whose heads match a file nearly
+    equally, one whose markers are a fair share of the lines wins, whatever the priorities.
     """
 
     name: str
@@ -103,6 +105,7 @@ class Format:
     # single-line records whose bulk is only counted (storage audit logs) bring a block scan:
     # ``scanner(fmt, ctx, stats, first_line, at_start=…)``, the interface of scan.BlockScanner
     scanner: Callable | None = None
+    marker: re.Pattern | None = None
 
     @property
     def starts(self) -> re.Pattern | None:

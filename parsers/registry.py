@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
 from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers import pasted
 from commitsleuth.parsers.base import Format
-from commitsleuth.parsers.formats import (hdfs_audit, hive_log4j1, hive_log4j2, hive_metastore_audit,
-                                          hs2_operation_log, mr1_task_stdout, mr_task_syslog, s3_access,
+from commitsleuth.parsers.formats import (hadoop_client, hdfs_audit, hive_log4j1, hive_log4j2,
+                                          hive_metastore_audit, hs2_operation_log, mr1_task_stdout, mr_task_syslog, s3_access,
                                           spark_eventlog, spark_log, tez_task)
 
 FORMATS: tuple[Format, ...] = (
@@ -23,6 +24,7 @@ FORMATS: tuple[Format, ...] = (
     tez_task.FORMAT,
     spark_log.YY,
     spark_log.ISO,
+    hadoop_client.FORMAT,
     spark_eventlog.FORMAT,
     hdfs_audit.FORMAT,
     s3_access.FORMAT,
@@ -50,46 +52,74 @@ def get_format(name: str) -> Format:
         ) from None
 
 
+# A format's markers (its producers' own loggers) decide a near-tie when at least this share of
+# the lines carries them: a Spark driver log with a few Hive session lines stays spark-log.
+MARKER_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The format chosen for a file, and why, in words ``ingest -v`` shows."""
+
+    format: Format | None
+    why: str
+
+
 def detect(path: str, head_lines: list[str], forced: Format | None = None) -> Format | None:
     """The format most of a file's first lines match, the path hint and then the more specific
     format breaking near-ties; None if no format matches enough of them. A file whose every
     line carries one pasted margin (``> ``, ``-- ``, indentation, line numbers…) is read in the
     pasted variant of its format; so is a ``forced`` format (``--format``) that only matches
     after the margin."""
+    return detection(path, head_lines, forced).format
+
+
+def detection(path: str, head_lines: list[str], forced: Format | None = None) -> Detection:
+    """``detect`` with its reasons: each candidate scored over the first lines."""
     lines = [line for line in head_lines[:DETECT_LINES] if line.strip()]
+    n = len(lines)
     if forced is not None:
-        if not pasted.can_paste(forced) or _share(forced, lines) >= MIN_SHARE:
-            return forced
-        prefix = pasted.common_prefix(lines)
-        if prefix is not None and _share(pasted.pasted(forced, prefix), lines) >= MIN_SHARE:
-            return pasted.pasted(forced, prefix)
-        return forced
-    fmt = _best(path, lines)
-    if fmt is None:
+        hits = _hits(forced, lines)
+        if not pasted.can_paste(forced) or hits >= MIN_SHARE * n:
+            return Detection(forced, f"{forced.name}: --format ({hits} of {n} heads)")
         prefix = pasted.common_prefix(lines)
         if prefix is not None:
-            fmt = _best(path, pasted.strip(lines, prefix))
-            if fmt is not None and pasted.can_paste(fmt):
-                return pasted.pasted(fmt, prefix)
-            return None
-    return fmt
+            fmt = pasted.pasted(forced, prefix)
+            if _hits(fmt, lines) >= MIN_SHARE * n:
+                return Detection(fmt, f"{fmt.name}: --format ({_hits(fmt, lines)} of {n} heads after a {prefix} margin)")
+        return Detection(forced, f"{forced.name}: --format ({hits} of {n} heads)")
+    found = _best(path, lines)
+    if found.format is None:
+        prefix = pasted.common_prefix(lines)
+        if prefix is not None:
+            inner = _best(path, pasted.strip(lines, prefix))
+            if inner.format is not None and pasted.can_paste(inner.format):
+                return Detection(pasted.pasted(inner.format, prefix), f"{inner.why}, after a {prefix} margin")
+    return found
 
 
-def _share(fmt: Format, lines: list[str]) -> float:
-    return sum(1 for line in lines if fmt.matches_head(line)) / len(lines) if lines else 0.0
+def _hits(fmt: Format, lines: list[str]) -> int:
+    return sum(1 for line in lines if fmt.matches_head(line))
 
 
-def _best(path: str, lines: list[str]) -> Format | None:
+def _best(path: str, lines: list[str]) -> Detection:
+    n = len(lines)
+    if not n:
+        return Detection(None, "no lines to tell")
     scored = []
     for fmt in FORMATS:
-        score = _share(fmt, lines)
-        if score < MIN_SHARE:
-            continue
-        if fmt.path_hint is not None and fmt.path_hint.search(path.replace("\\", "/")):
-            score += 1.0
-        scored.append((score, fmt))
-    if not scored:
-        return None
-    best = max(score for score, _ in scored)
-    near = [(fmt.priority, score, fmt) for score, fmt in scored if score >= best - NEARLY]
-    return max(near, key=lambda t: (t[0], t[1]))[2]
+        hits = _hits(fmt, lines)
+        hinted = fmt.path_hint is not None and fmt.path_hint.search(path.replace("\\", "/")) is not None
+        marked = fmt.marker is not None and sum(1 for line in lines if fmt.marker.match(line)) >= MARKER_SHARE * n
+        scored.append((hits / n + (1.0 if hinted and hits else 0.0), hits, hinted, marked, fmt))
+    scored.sort(key=lambda t: -t[1])
+    enough = [t for t in scored if t[1] >= MIN_SHARE * n]
+    if not enough:
+        best = f"; best {scored[0][4].name}: {scored[0][1]} of {n} heads" if scored[0][1] else ""
+        return Detection(None, f"no format: none matches {MIN_SHARE:.0%} of the first {n} lines{best}")
+    top_score = max(t[0] for t in enough)
+    near = [t for t in enough if t[0] >= top_score - NEARLY]
+    score, hits, hinted, marked, fmt = max(near, key=lambda t: (t[3], t[4].priority, t[0]))
+    why = f"{fmt.name}: {hits} of {n} heads" + (", path" if hinted else "") + (", its loggers" if marked else "")
+    others = [f"{t[4].name} {t[1]}" for t in scored if t[4] is not fmt and t[1]][:2]
+    return Detection(fmt, why + (f" (also {', '.join(others)})" if others else ""))

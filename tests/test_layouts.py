@@ -111,7 +111,7 @@ def test_local_job_runner_lifecycle(cli, tmp_path, db_path):
     r = cli("ingest", tmp_path / "in", "--db", db_path)
     assert r.exit_code == 0, r.err
     a, j, t = "attempt_local1677532496_0001_r_000000_0", "job_local1677532496_0001", "task_local1677532496_0001_r_000000"
-    fmt = _events(db_path)[0][0]
+    fmt = "hadoop-client"  # Spark's console layout, Hadoop's loggers: not spark-log
     assert _events(db_path) == [
         (fmt, 1, "attempt_start", a, j, t, None),
         (fmt, 2, "attempt_state", a, j, t, "commit_pending"),
@@ -180,3 +180,34 @@ def test_hive3_default_database_warehouse_path_is_the_tables_location(cli, tmp_p
     loc = "hdfs://localhost:9000/user/hive/warehouse/teste_managed"
     assert got == [(1, "publish", "default.teste_managed", loc), (2, "load", "default.teste_managed", loc),
                    (3, "stats", "default.teste_managed", loc)]
+
+
+# REAL: a Sqoop 1.4.6 import's console (published exercise answers), its first lines.
+SQOOP = """\
+19/03/10 22:29:55 INFO sqoop.Sqoop: Running Sqoop version: 1.4.6-cdh5.7.0
+19/03/10 22:29:55 WARN tool.BaseSqoopTool: Setting your password on the command-line is insecure. Consider using -P instead.
+19/03/10 22:29:55 INFO manager.MySQLManager: Preparing to use a MySQL streaming resultset.
+19/03/10 22:29:55 INFO tool.CodeGenTool: Beginning code generation
+19/03/10 22:29:56 INFO manager.SqlManager: Executing SQL statement: SELECT t.* FROM `accounts` AS t LIMIT 1
+19/03/10 22:29:56 INFO manager.SqlManager: Executing SQL statement: SELECT t.* FROM `accounts` AS t LIMIT 1
+19/03/10 22:29:56 INFO orm.CompilationManager: HADOOP_MAPRED_HOME is /usr/lib/hadoop-mapreduce
+Note: /tmp/sqoop-training/compile/3a261093c02d429d212ad28e98b06709/accounts.java uses or overrides a deprecated API.
+Note: Recompile with -Xlint:deprecation for details.
+19/03/10 22:29:58 INFO orm.CompilationManager: Writing jar file: /tmp/sqoop-training/compile/3a261093c02d429d212ad28e98b06709/accounts.jar
+"""
+
+
+def test_ingest_verbose_says_why_each_format(cli, tmp_path, db_path, corpus):
+    """Scores over the first lines; Sqoop's console is not spark-log, Spark's stays spark-log."""
+    d = tmp_path / "in"
+    write_files(d, {"sqoop.log": SQOOP, "ticket.txt": "".join(f"> {line}\n" for line in HIVE3_DEFAULT_DB.splitlines())})
+    (d / "Spark_2k.log").write_bytes((corpus / "loghub" / "Spark_2k.log").read_bytes())
+    (d / "HDFS_2k.log").write_bytes((corpus / "loghub" / "HDFS_2k.log").read_bytes())
+    r = cli("ingest", d, "--db", db_path, "-v")
+    assert r.out.splitlines()[1:] == [
+        f"  skipped: {d / 'HDFS_2k.log'}: not a log format commitsleuth reads",
+        f"  format of {d / 'HDFS_2k.log'}: no format: none matches 20% of the first 200 lines",
+        f"  format of {d / 'Spark_2k.log'}: spark-log: 200 of 200 heads (also hadoop-client 200)",
+        f"  format of {d / 'sqoop.log'}: hadoop-client: 8 of 10 heads, its loggers (also spark-log 8)",
+        f"  format of {d / 'ticket.txt'}: hive-log4j1: 3 of 3 heads, after a quote margin",
+    ]
