@@ -106,6 +106,9 @@ class Format:
     # ``scanner(fmt, ctx, stats, first_line, at_start=…)``, the interface of scan.BlockScanner
     scanner: Callable | None = None
     marker: re.Pattern | None = None
+    # a line that, among a file's first lines, makes the file this format's outright (a header
+    # such as `yarn logs`' "Container: … on …", above lines of other formats)
+    claims: re.Pattern | None = None
 
     @property
     def starts(self) -> re.Pattern | None:

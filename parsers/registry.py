@@ -9,8 +9,9 @@ from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers import pasted
 from commitsleuth.parsers.base import Format
 from commitsleuth.parsers.formats import (hadoop_client, hdfs_audit, hive_log4j1, hive_log4j2,
-                                          hive_metastore_audit, hs2_operation_log, mr1_task_stdout, mr_task_syslog, s3_access,
-                                          spark_eventlog, spark_log, tez_task)
+                                          hive_metastore_audit, hs2_operation_log, mr1_task_stdout,
+                                          mr_task_syslog, s3_access, spark_eventlog, spark_log, tez_task,
+                                          yarn_logs)
 
 FORMATS: tuple[Format, ...] = (
     hive_log4j1.FORMAT,
@@ -25,6 +26,7 @@ FORMATS: tuple[Format, ...] = (
     spark_log.YY,
     spark_log.ISO,
     hadoop_client.FORMAT,
+    yarn_logs.FORMAT,
     spark_eventlog.FORMAT,
     hdfs_audit.FORMAT,
     s3_access.FORMAT,
@@ -55,6 +57,7 @@ def get_format(name: str) -> Format:
 # A format's markers (its producers' own loggers) decide a near-tie when at least this share of
 # the lines carries them: a Spark driver log with a few Hive session lines stays spark-log.
 MARKER_SHARE = 0.1
+CLAIM_LINES = 20  # a claiming header comes first, after a pasted command line or two
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,11 @@ def _best(path: str, lines: list[str]) -> Detection:
     n = len(lines)
     if not n:
         return Detection(None, "no lines to tell")
+    for fmt in FORMATS:
+        if fmt.claims is not None:
+            at = next((i for i, line in enumerate(lines[:CLAIM_LINES]) if fmt.claims.match(line)), None)
+            if at is not None:
+                return Detection(fmt, f"{fmt.name}: its header on line {at + 1}")
     scored = []
     for fmt in FORMATS:
         hits = _hits(fmt, lines)

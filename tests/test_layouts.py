@@ -211,3 +211,60 @@ def test_ingest_verbose_says_why_each_format(cli, tmp_path, db_path, corpus):
         f"  format of {d / 'sqoop.log'}: hadoop-client: 8 of 10 heads, its loggers (also spark-log 8)",
         f"  format of {d / 'ticket.txt'}: hive-log4j1: 3 of 3 heads, after a quote margin",
     ]
+
+
+# SOURCE: `yarn logs` text of Hadoop 2.7+ (LogCLIHelpers: "Container: " + id + " on " + node file
+# name host_port; AggregatedLogFormat.LogReader: "LogType:", "Log Upload Time:", "LogLength:",
+# "Log Contents:", "End of LogType:"), with Hadoop 3's "LogAggregationType:" line on the second
+# container; the syslog lines are the MR2 container fixture above (first one REAL).
+YARN_LOGS = """\
+
+
+Container: container_1612183984688_0028_01_000036 on node05.example.com_45454
+===============================================================================
+LogType:stderr
+Log Upload Time:Sun Jun 06 13:50:20 +0800 2021
+LogLength:0
+Log Contents:
+End of LogType:stderr
+
+LogType:syslog
+Log Upload Time:Sun Jun 06 13:50:20 +0800 2021
+LogLength:424
+Log Contents:
+""" + MR2_CONTAINER + """\
+End of LogType:syslog
+
+
+
+Container: container_1612183984688_0028_01_000037 on node06.example.com_45454
+LogAggregationType: AGGREGATED
+===============================================================================
+LogType:syslog
+LogLastModifiedTime:Sun Jun 06 13:50:31 +0800 2021
+LogLength:160
+LogContents:
+2021-06-06 13:50:30,100 INFO [main] org.apache.hadoop.mapred.Task: Task:attempt_1612183984688_0028_m_000035_1 is done. And is in the process of committing
+End of LogType:syslog
+"""
+
+
+def test_yarn_logs_container_sections_read_by_their_own_format(cli, tmp_path, db_path):
+    write_files(tmp_path / "in", {"application_1612183984688_0028.log": YARN_LOGS})
+    r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
+    assert r.out.splitlines() == [
+        "ingested 1 file (1 ok): 4 events, 0 rejected lines",
+        f"  format of {tmp_path / 'in' / 'application_1612183984688_0028.log'}: yarn-logs: its header on line 1",
+    ]
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        got = con.execute(
+            "SELECT e.line_no, e.kind, e.attempt_id, e.status, e.host, e.detail->>'container', "
+            "e.detail->>'log_type', e.detail->>'format' FROM events e ORDER BY e.line_no").fetchall()
+    c36, c37 = "container_1612183984688_0028_01_000036", "container_1612183984688_0028_01_000037"
+    a0, a1 = "attempt_1612183984688_0028_m_000035_0", "attempt_1612183984688_0028_m_000035_1"
+    assert got == [
+        (15, "attempt_state", a0, "commit_pending", "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (16, "commit_allowed", a0, None, "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (17, "attempt_end", a0, "success", "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (29, "attempt_state", a1, "commit_pending", "node06.example.com", c37, "syslog", "mr2-yarn"),
+    ]
