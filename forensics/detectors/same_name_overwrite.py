@@ -97,7 +97,9 @@ class SameNameOverwrite(SqlDetector):
     load's copy of a file that was loaded more than once.
     Cause: LOAD DATA … INTO TABLE … PARTITION without OVERWRITE moves each source file into the
     partition directory under its own name; when a file of that name is already there it is
-    silently replaced (for example a log file appended to and loaded every 12 hours).
+    silently replaced (for example a log file appended to and loaded every 12 hours). Where the
+    log names no source file, Hive's stats lines still show it: after a LOAD INTO the partition's
+    num_files did not grow while its total_size changed (stated as medium confidence).
     Remedy: give every load its own partition level (loadseq=<epoch>_<host>_<pid> below the
     daily partition, as in the loadseq pattern) or rename each file to a unique name before
     LOAD; then reload the replaced data from its source.
