@@ -29,6 +29,7 @@ KEYWORDS = (
     "Starting command",
     "Launching Job ",
     "Ended Job =",
+    "by condition resolver",
     "Moving data to",
     " stats: [",
     "is in the process of commit",
@@ -207,6 +208,11 @@ class MessageTransformer(Transformer):
         job, rest = items[0], items[1:]
         failed = bool(rest) and "with" in str(rest[0])
         return {"kind": "job_end", "job_id": str(job), "status": "failed" if failed else "success"}
+
+    def condition_resolver(self, items):
+        stage, resolved = items
+        return {"kind": "conf", "detail": {"key": "hive.conditional_stage", "value": str(stage),
+                                           "selected": str(resolved) == "selected"}}
 
     def mr_task_start(self, items):
         return {"kind": "attempt_start", **attempt_fields(str(items[-1]))}

@@ -37,6 +37,11 @@ MESSAGES = [
     ("Ended Job = job_1747412899650_0002",
      {"kind": "job_end", "job_id": "job_1747412899650_0002", "status": "success"}),
     ("Launching Job 1 out of 3", {}),
+    # REAL: the same console, the merge stages of the conditional task
+    ("Stage-4 is selected by condition resolver.",
+     {"kind": "conf", "detail": {"key": "hive.conditional_stage", "value": "Stage-4", "selected": True}}),
+    ("Stage-3 is filtered out by condition resolver.",
+     {"kind": "conf", "detail": {"key": "hive.conditional_stage", "value": "Stage-3", "selected": False}}),
     # REAL: Hive 3.1 hive.log (MoveTask through SessionState.printInfo, with its detail)
     ("Moving data to directory hdfs://localhost:9000/user/hive/warehouse/teste_managed/.hive-staging_hive_"
      "2026-09-07_00-08-10_373_6713271316481655311-1/-ext-10000 from hdfs://localhost:9000/user/hive/warehouse/"
