@@ -32,7 +32,6 @@ from commitsleuth.errors import StoreLockedError
 from commitsleuth.listener.hooks import HooksListener
 from commitsleuth.listener.inventory import Lister
 from commitsleuth.listener.jvm import SpoolWriter, spool_root
-from commitsleuth.listener.plan import write_target
 from commitsleuth.listener.tail import SpoolTail
 from commitsleuth.model import Event
 from commitsleuth.parsers.spark_events import COMMIT_CONF, SparkEventDecoder
@@ -96,7 +95,6 @@ class LiveCapture:
         self._stop = threading.Event()
         self._pending = _Pending()
         self._writes: dict[str, _Write] = {}
-        self._tables: dict[str, str] = {}
         self._to_list: list[_Write] = []
         self._source_id: int | None = None
         self._inventory_sources: dict[str, int] = {}
@@ -231,17 +229,9 @@ class LiveCapture:
     def _track_write(self, ev: Event, event: dict) -> None:
         """Live-only: the write target of a SQL execution, and its file listing once it ends."""
         if ev.kind == "query_start":
-            target = write_target(event.get("physicalPlanDescription"))
-            if target is None:
-                return
-            root = str(event.get("rootExecutionId", ev.query_id))
-            ev.location = target.path
-            ev.table_name = target.table or self._tables.get(root) or self._tables.get(ev.query_id)
-            if target.table:  # a CTAS's nested insert (same root execution) inherits the table
-                self._tables[ev.query_id] = self._tables[root] = target.table
-            ev.detail = {**(ev.detail or {}), "write": target.as_detail()}
-            if target.path:
-                self._writes[ev.query_id] = _Write(ev.query_id, target.path, ev.ts)
+            # the decoder read the write target from the plan (parsers/spark_plan.py)
+            if ev.location:
+                self._writes[ev.query_id] = _Write(ev.query_id, ev.location, ev.ts)
         elif ev.kind == "query_end" and ev.query_id in self._writes:
             w = self._writes.pop(ev.query_id)
             w.end = ev.ts

@@ -14,7 +14,7 @@ import datetime as dt
 import json
 
 from commitsleuth.forensics.paths import enrich
-from commitsleuth.listener.plan import normalize_path
+from commitsleuth.parsers.spark_plan import normalize_path
 from commitsleuth.model import Event
 
 MAX_FILES = 100_000

@@ -16,6 +16,7 @@ import orjson
 
 from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.model import Event
+from commitsleuth.parsers.spark_plan import write_target
 from commitsleuth.redact import redact
 
 # Configuration that decides how output is committed (BRIEF §3; issue: live capture).
@@ -87,6 +88,8 @@ class SparkEventDecoder:
         self.source_id = source_id
         self.app_id = app_id
         self.last_ts: dt.datetime | None = None
+        self._tables: dict[str, str] = {}  # execution id -> table its CTAS root named
+        self._early: list[Event] = []  # events before the application's id is known
 
     def decode(self, event: dict, line_no: int | None = None, offset: int | None = None,
                raw: str | None = None) -> list[Event]:
@@ -109,7 +112,22 @@ class SparkEventDecoder:
             else:
                 self.last_ts = ev.ts
             ev.raw = raw
+        # SparkListenerEnvironmentUpdate precedes ApplicationStart: when the file name does not
+        # give the application's id, hold those few events until the start names it.
+        if self.app_id is None and short == "SparkListenerEnvironmentUpdate":
+            self._early.extend(out)
+            return []
+        if self._early:
+            early, self._early = self._early, []
+            for ev in early:
+                ev.app_id = self.app_id
+            out = early + out
         return out
+
+    def flush(self) -> list[Event]:
+        """Events still held because no application start ever named the application."""
+        early, self._early = self._early, []
+        return early
 
     # -- application ---------------------------------------------------------------------
     def _on_SparkListenerApplicationStart(self, e):
@@ -218,9 +236,19 @@ class SparkEventDecoder:
 
     # -- SQL -------------------------------------------------------------------------------
     def _on_SparkListenerSQLExecutionStart(self, e):
-        return [Event("query_start", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
-                      detail={"description": redact(e.get("description")),
-                              "plan": redact((e.get("physicalPlanDescription") or "")[:4000])})]
+        ev = Event("query_start", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
+                   detail={"description": redact(e.get("description")),
+                           "plan": redact((e.get("physicalPlanDescription") or "")[:4000])})
+        target = write_target(e.get("physicalPlanDescription"), e.get("sparkPlanInfo"))
+        if target is not None:
+            root = str(e.get("rootExecutionId", ev.query_id))
+            ev.location = target.path
+            ev.table_name = target.table or self._tables.get(root) or self._tables.get(ev.query_id)
+            ev.partition_spec = target.partition_spec
+            if target.table:  # a CTAS's nested insert (same root execution) inherits the table
+                self._tables[ev.query_id] = self._tables[root] = target.table
+            ev.detail["write"] = {**target.as_detail(), "table": ev.table_name}
+        return [ev]
 
     def _on_SparkListenerSQLExecutionEnd(self, e):
         err = e.get("errorMessage")
@@ -248,3 +276,6 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
         for ev in decoder.decode(event, line_no, offset, text):
             stats.events += 1
             yield ev
+    for ev in decoder.flush():
+        stats.events += 1
+        yield ev

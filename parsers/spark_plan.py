@@ -1,31 +1,46 @@
-"""What a SQL execution writes, read from its ``physicalPlanDescription``.
+"""What a SQL execution writes, read from its ``SparkListenerSQLExecutionStart``.
 
-Spark's SQL events carry no structured write target; the formatted physical plan does, in the
-``Arguments:`` line of the write command (Spark 3.x and 4.x print the same shape)::
+One reader for live capture and event logs (both hand it the same event JSON). Spark's SQL events
+carry no structured write target; the plan does, in the write command's constructor fields. Spark
+3.x and 4.x print them on the ``Arguments:`` line of the formatted ``physicalPlanDescription``::
 
     (5) Execute InsertIntoHadoopFsRelationCommand
-    Input: []
     Arguments: file:/tmp/out, false, [p#7L], Parquet, [path=/tmp/out], Overwrite, [id, p]
 
-The arguments are the command's constructor fields: output path, ifPartitionNotExists,
-partition columns, file format, options, save mode, ..., and ``Some(`db`.`t`)`` for a table.
+Spark 2.4 prints no ``Arguments:`` lines; there the command node of ``sparkPlanInfo`` carries the
+same fields in its ``simpleString`` (``Execute InsertIntoHadoopFsRelationCommand <fields>``), which
+is read when the description has none. Empty fields (no partition columns, no bucket spec, no
+static partitions) are left out of the printed list, so fields are recognised by their shape.
+Shapes below are those of real Spark 3.5 / 4.x logs (tests/test_spark_plan_live.py writes each).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-_COMMAND = re.compile(
-    r"^\(\d+\) Execute (?P<cmd>InsertIntoHadoopFsRelationCommand|InsertIntoHiveTable"
-    r"|CreateDataSourceTableAsSelectCommand|CreateHiveTableAsSelectCommand)\s*$", re.M
+V1_COMMANDS = (
+    "InsertIntoHadoopFsRelationCommand", "InsertIntoHiveTable", "CreateDataSourceTableAsSelectCommand",
+    "CreateHiveTableAsSelectCommand", "OptimizedCreateHiveTableAsSelectCommand",
+    "SaveIntoDataSourceCommand", "InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand",
 )
+V2_COMMANDS = ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic")
+_V2_MODE = {"AppendData": "Append", "OverwriteByExpression": "Overwrite",
+            "OverwritePartitionsDynamic": "Overwrite"}
+_V1 = "|".join(V1_COMMANDS)
+_V2 = "|".join(V2_COMMANDS)
+_FORMATTED = re.compile(
+    rf"^\(\d+\) (?:Execute (?P<v1>{_V1})|(?P<v2>{_V2})(?:Exec)?(?P<v2t> [^\n]*)?)\s*$", re.M)
 _ARGS = re.compile(r"^Arguments: (?P<args>.*)$", re.M)
-_MODE = re.compile(r", (?P<mode>Overwrite|Append|ErrorIfExists|Ignore),")
+_MODE = re.compile(r"(?:^|, )(?P<mode>Overwrite|Append|ErrorIfExists|Ignore)(?:,|$)")
 _TABLE = re.compile(r"`(?:spark_catalog`\.`)?(?P<db>[^`]+)`\.`(?P<table>[^`]+)`")
+_HIVE_NAME = re.compile(r"\[Database: (?P<db>[^,\]]+), TableName: (?P<table>[^,\]]+)")
 _COLUMN_ID = re.compile(r"#\d+L?$")
 _WORD = re.compile(r"^[A-Za-z][\w.]*$")
 _NOT_FORMAT = {"true", "false", "None", "Overwrite", "Append", "ErrorIfExists", "Ignore"}
+_STATIC = re.compile(r"^(?:\[|Map\()(?P<spec>[^#]*=[^#]*)[\])]$")
+_LOCATION = re.compile(r"(?:HiveTempPath\(|Location: |path=)(?P<path>[^,)\]\s]+)")
+_PROVIDER = re.compile(r"\.(?P<name>\w+?)(?:RelationProvider|Provider|Source|DataSource)?@[0-9a-f]+")
 
 
 @dataclass(frozen=True)
@@ -36,10 +51,19 @@ class WriteTarget:
     partition_columns: tuple[str, ...]
     file_format: str | None
     table: str | None
+    static_partitions: tuple[tuple[str, str | None], ...] = field(default=())
 
     def as_detail(self) -> dict:
         return {"command": self.command, "path": self.path, "mode": self.mode,
-                "partition_columns": list(self.partition_columns), "format": self.file_format}
+                "partition_columns": list(self.partition_columns), "format": self.file_format,
+                "static_partitions": {k: v for k, v in self.static_partitions}}
+
+    @property
+    def partition_spec(self) -> str | None:
+        """``p=1/q=2`` when every partition value is static (the write touches one partition)."""
+        if self.static_partitions and all(v is not None for _, v in self.static_partitions):
+            return "/".join(f"{k}={v}" for k, v in self.static_partitions)
+        return None
 
 
 def normalize_path(path: str) -> str:
@@ -49,37 +73,111 @@ def normalize_path(path: str) -> str:
     return path
 
 
-def write_target(plan: str | None) -> WriteTarget | None:
-    """The write command of a physical plan, or None when the execution writes no files."""
+def write_target(plan: str | None, plan_info: dict | None = None) -> WriteTarget | None:
+    """The write command of a SQL execution, or None when it writes nothing."""
+    found = _from_description(plan) or _from_plan_info(plan_info)
+    if found is None:
+        return None
+    command, table_word, args = found
+    return _read(command, table_word, args)
+
+
+def _from_description(plan: str | None):
     if not plan:
         return None
-    cmd = _COMMAND.search(plan)
+    cmd = _FORMATTED.search(plan)
     if cmd is None:
         return None
     args_m = _ARGS.search(plan, cmd.end())
     args = args_m.group("args") if args_m else ""
+    return cmd["v1"] or cmd["v2"], (cmd["v2t"] or "").strip() or None, args
+
+
+def _from_plan_info(info: dict | None):
+    """Spark 2.4: the command node of the ``sparkPlanInfo`` tree, depth first."""
+    stack = [info] if isinstance(info, dict) else []
+    while stack:
+        node = stack.pop()
+        name = (node.get("nodeName") or "").removeprefix("Execute ").strip()
+        base = name.split(" ")[0].removesuffix("Exec")
+        if base in V1_COMMANDS or base in V2_COMMANDS:
+            simple = (node.get("simpleString") or "").removeprefix("Execute ").strip()
+            rest = simple.removeprefix(base).lstrip()
+            rest = rest.removeprefix(base).lstrip()  # 2.4 repeats the command's own name
+            table_word = name[len(base):].strip() or None if base in V2_COMMANDS else None
+            if table_word:
+                rest = rest.removeprefix(table_word).lstrip()
+            return base, table_word, rest
+        stack.extend(reversed(node.get("children") or []))
+    return None
+
+
+def _table(args: str) -> str | None:
+    m = _TABLE.search(args) or _HIVE_NAME.search(args)
+    return f"{m['db']}.{m['table']}" if m else None
+
+
+def _static(spec: str) -> tuple[tuple[str, str | None], ...]:
+    """``p=1, q=Some(2), r=None`` or ``p -> 1`` -> ((p, 1), (q, 2), (r, None))."""
+    out = []
+    for part in spec.split(","):
+        k, sep, v = part.replace(" -> ", "=").partition("=")
+        if not sep:
+            continue
+        v = v.strip()
+        v = None if v == "None" else v.removeprefix("Some(").removesuffix(")")
+        out.append((k.strip(), v))
+    return tuple(out)
+
+
+def _location(args: str) -> str | None:
+    m = _LOCATION.search(args)
+    if m is None:
+        return None
+    # a bare local path (``Location: /tmp/x``) is a file: URI like every other location
+    return normalize_path("file:" + m["path"] if m["path"].startswith("/") else m["path"])
+
+
+def _read(command: str, table_word: str | None, args: str) -> WriteTarget:
     fields = _split_top(args)
-    mode = _MODE.search(args)
-    table = _TABLE.search(args)
-    if cmd["cmd"].startswith("Create"):
+    mode_m = _MODE.search(args)
+    mode = mode_m["mode"] if mode_m else None
+    table = _table(args)
+    if command in V2_COMMANDS:
+        return WriteTarget(command, None, _V2_MODE[command], (), None, table_word)
+    if command in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
+                   "OptimizedCreateHiveTableAsSelectCommand"):
         # CTAS: the table is named here; the files are written by a nested insert execution.
-        return WriteTarget(cmd["cmd"], None, mode["mode"] if mode else None, (), None,
-                           f"{table['db']}.{table['table']}" if table else None)
-    if cmd["cmd"] == "InsertIntoHiveTable":
-        return WriteTarget(cmd["cmd"], None, "Overwrite" if ", true," in args else "Append", (),
-                           "hive", f"{table['db']}.{table['table']}" if table else None)
+        return WriteTarget(command, None, mode or "ErrorIfExists", (), None, table)
+    if command == "InsertIntoHiveTable":
+        static = next((_static(m["spec"]) for f in fields if (m := _STATIC.match(f))), ())
+        flags = [f for f in fields if f in ("true", "false")]
+        mode = "Overwrite" if flags and flags[0] == "true" else "Append"
+        return WriteTarget(command, _location(args), mode, tuple(k for k, _ in static), "hive",
+                           table, static)
+    if command in ("InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand"):
+        fmt = next((f for f in fields[1:] if _WORD.match(f) and f not in _NOT_FORMAT), None)
+        mode = "Overwrite" if "true" in fields else "Append"
+        return WriteTarget(command, _location(args), mode, (), fmt or "hive", None)
+    if command == "SaveIntoDataSourceCommand":
+        provider = _PROVIDER.search(args)
+        options = dict(_static(fields[1].strip("[]"))) if len(fields) > 1 else {}
+        return WriteTarget(command, _location(fields[1]) if len(fields) > 1 else None, mode, (),
+                           provider["name"].lower() if provider else None,
+                           options.get("dbtable") or table)
+    # InsertIntoHadoopFsRelationCommand
     path = normalize_path(fields[0]) if fields and "/" in fields[0] else None
-    # Empty fields (no partition columns, no bucket spec) are left out of the printed list, so
-    # each field is recognised by its shape rather than its position.
     parts: tuple[str, ...] = ()
+    static: tuple = ()
     fmt = None
-    for f in fields[1:]:
-        if not parts and f.startswith("[") and "#" in f:
+    for i, f in enumerate(fields[1:], 1):
+        if i == 1 and (m := _STATIC.match(f)) and "path=" not in f:
+            static = _static(m["spec"])
+        elif not parts and f.startswith("[") and "#" in f:
             parts = tuple(_COLUMN_ID.sub("", c.strip()) for c in f.strip("[]").split(",") if c.strip())
         elif fmt is None and _WORD.match(f) and f not in _NOT_FORMAT:
             fmt = f
-    return WriteTarget(cmd["cmd"], path, mode["mode"] if mode else None, parts, fmt,
-                       f"{table['db']}.{table['table']}" if table else None)
+    return WriteTarget(command, path, mode, parts, fmt, table, static)
 
 
 def _split_top(args: str) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.listener.inventory import leftover
-from commitsleuth.listener.plan import normalize_path, write_target
+from commitsleuth.parsers.spark_plan import normalize_path, write_target
 from commitsleuth.listener.tail import SpoolTail
 
 # As Spark 4.x prints it (Spark 3.5 prints the same Arguments line).
