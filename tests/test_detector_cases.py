@@ -100,6 +100,8 @@ def test_case(tmp_path: Path, code: str, case: dict):
                     assert getattr(f, attr) == exp[key], (key, f.summary)
             if "summary" in exp:
                 assert exp["summary"] in f.summary
+            for key, value in exp.get("detail", {}).items():
+                assert f.detail.get(key) == value, (key, f.summary)
             if "evidence" in exp:
                 where = [
                     labels.get(e.event_id) or f"{Path(e.uri).relative_to(logs)}:{e.line_no}"
