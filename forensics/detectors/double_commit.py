@@ -17,7 +17,7 @@ WITH removed AS (
     WHERE kind IN ('dedup_remove', 'delete') AND file_name IS NOT NULL
 ),
 named AS (
-    SELECT event_id, ts, location, partition_spec, table_name, file_name, file_task, file_attempt,
+    SELECT event_id, ts, app_id, location, partition_spec, table_name, file_name, file_task, file_attempt,
            attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor
     FROM partition_events
     WHERE file_task IS NOT NULL AND location IS NOT NULL AND write_uuid IS NULL
@@ -36,17 +36,47 @@ file_suspects AS (
     SELECT DISTINCT location, partition_spec, file_task FROM surviving
     WHERE file_attempt IS DISTINCT FROM 0 OR attempt_id NOT LIKE '%\\_0' ESCAPE '\\'
 ),
-by_file AS (
-    SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
-           NULL::VARCHAR AS app_id,
-           list(DISTINCT actor ORDER BY actor) AS actors, list(event_id ORDER BY event_id) AS evidence,
-           min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
-           'files' AS how
-    FROM surviving SEMI JOIN file_suspects f
+file_rows AS (
+    SELECT surviving.* FROM surviving SEMI JOIN file_suspects f
       ON f.location = surviving.location AND f.partition_spec IS NOT DISTINCT FROM surviving.partition_spec
      AND f.file_task = surviving.file_task
+),
+-- A file named by task and attempt (000001_1) in a Spark application's listing is tied to the
+-- Spark task attempt of that application with that partition index and attempt number that was
+-- running when the file was written (its modification time, to the second, within the attempt).
+spark_attempts AS (
+    SELECT a.event_id, a.app_id, a.attempt_id, a.attempt_no, a.stage_id, a.stage_attempt,
+           TRY_CAST(a.detail->>'tid' AS BIGINT) AS tid, a.executor_id, a.host, a.speculative,
+           a.status, a.detail->>'reason' AS reason,
+           TRY_CAST(split_part(a.task_id, '.', 2) AS INTEGER) AS task_index,
+           coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS t_launch, a.ts AS t_end
+    FROM events a SEMI JOIN (SELECT DISTINCT app_id FROM file_rows) f ON f.app_id = a.app_id
+    WHERE a.kind = 'attempt_end' AND a.stage_id IS NOT NULL
+),
+file_attempts AS (
+    SELECT r.event_id, a.attempt_id, a.event_id AS attempt_event,
+           {'kind': 'spark_attempt', 'label': a.attempt_id, 'app_id': a.app_id, 'stage': a.stage_id,
+            'stage_attempt': a.stage_attempt, 'task_index': a.task_index, 'attempt': a.attempt_no,
+            'tid': a.tid, 'executor': a.executor_id, 'host': a.host, 'speculative': a.speculative,
+            'status': a.status, 'end_reason': a.reason, 'file': r.file_name} AS who
+    FROM file_rows r JOIN spark_attempts a
+      ON a.app_id = r.app_id AND a.attempt_no = r.file_attempt
+     AND a.task_index = TRY_CAST(r.file_task AS INTEGER)
+     AND r.ts BETWEEN date_trunc('second', a.t_launch) AND a.t_end + INTERVAL 1 SECOND
+    QUALIFY row_number() OVER (PARTITION BY r.event_id ORDER BY a.t_launch DESC) = 1
+),
+by_file AS (
+    SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
+           any_value(r.app_id) AS app_id,
+           list(DISTINCT coalesce(fa.attempt_id, actor) ORDER BY coalesce(fa.attempt_id, actor)) AS actors,
+           list_sort(list(r.event_id) || coalesce(list(fa.attempt_event) FILTER (WHERE fa.attempt_event IS NOT NULL), []))
+               AS evidence,
+           min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
+           'files' AS how,
+           list(fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL) AS attempts
+    FROM file_rows r LEFT JOIN file_attempts fa ON fa.event_id = r.event_id
     GROUP BY location, partition_spec, file_task
-    HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT attempt_id) > 1
+    HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT r.attempt_id) > 1
 ),
 commit_rows AS (  -- narrow on purpose: millions of rows, only what finds the suspects
     SELECT event_id, app_id, task_id, attempt_id, attempt_no, stage_attempt
@@ -79,7 +109,7 @@ by_commit AS (
            any_value(e.table_name) AS table_name, m.task, e.app_id,
            list(DISTINCT e.attempt_id ORDER BY e.attempt_id) AS actors,
            list(e.event_id ORDER BY e.event_id) AS evidence, min(e.ts) AS t0, max(e.ts) AS t1,
-           NULL::VARCHAR[] AS files, 'commits' AS how
+           NULL::VARCHAR[] AS files, 'commits' AS how, NULL AS attempts
     FROM members m JOIN events e ON e.event_id = m.event_id
     GROUP BY e.app_id, m.task
     HAVING count(DISTINCT e.attempt_id) > 1
@@ -88,9 +118,19 @@ SELECT * FROM by_file
 UNION ALL
 SELECT * FROM by_commit
 UNION ALL
-SELECT * FROM ({storage})
+SELECT *, NULL AS attempts FROM ({storage})
 ORDER BY location NULLS LAST, partition_spec, task
 """
+
+
+def spark_attempt_words(a: dict) -> str:
+    """``task 1.1 in stage 1.0 (TID 5) on 127.0.0.3 executor 1, speculative, success, wrote 000001_1``."""
+    how = ", ".join(w for w in (
+        f"on {a['host']} executor {a['executor']}" if a.get("host") else None,
+        "speculative" if a.get("speculative") else "not speculative",
+        a.get("status") if a.get("end_reason") in (None, "Success") else f"{a.get('status')} ({a['end_reason']})",
+        f"wrote {a['file']}" if a.get("file") else None) if w)
+    return f"{a['label']} {how}"
 
 
 class DoubleCommit(SqlDetector):
@@ -123,6 +163,9 @@ class DoubleCommit(SqlDetector):
         if row["how"] == "commits":
             app = f" of {row['app_id']}" if row["app_id"] else ""
             return f"task {row['task']}{app} committed by {n} attempts: {', '.join(row['actors'])}"
+        if row.get("attempts"):
+            return (f"task {row['task']} of {row['app_id']} published by {n} attempts into {where(row)}: "
+                    + "; ".join(spark_attempt_words(a) for a in row["attempts"]))
         return f"task {row['task']} published by {n} attempts into {where(row)}: {', '.join(row['actors'])}"
 
     def detail(self, row):
@@ -131,4 +174,6 @@ class DoubleCommit(SqlDetector):
             d["files"] = list(row["files"])
         if row["app_id"]:
             d["app_id"] = row["app_id"]
+        if row.get("attempts"):
+            d["attempts"] = [dict(a) for a in row["attempts"]]
         return d
