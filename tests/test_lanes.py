@@ -110,3 +110,39 @@ def test_middle_keeps_both_ends():
     assert middle("attempt_201304111550_268224_m_000005_0", 20) == "attempt_2…m_000005_0"
     assert middle("short", 20) == "short"
     assert duration(0.25) == "250 ms" and duration(362) == "6 min 2 s" and duration(18362) == "5 h 6 min"
+
+
+def test_listed_files_are_drawn_on_the_lanes_of_the_spark_attempts_that_wrote_them(tmp_path):
+    """Two attempts of task 1 (attempt 0 killed, speculative attempt 1 succeeded) each wrote a
+    file named by task and attempt: two attempt lanes, each with its own file's mark, unique to
+    the application (another application's attempt with the same label gets no mark)."""
+    from tests.test_detector_cases import case_event
+    from commitsleuth.forensics.timeline import timeline
+
+    def attempt(app, tid, no, spec, status, launch_s, end):
+        return case_event({"kind": "attempt_end", "ts": end, "app_id": app, "stage_id": 1,
+                           "stage_attempt": 0, "task_id": "1.1", "attempt_no": no, "speculative": spec,
+                           "attempt_id": f"task 1.{no} in stage 1.0 (TID {tid})", "status": status,
+                           "host": f"127.0.0.{2 + no}", "executor_id": str(no),
+                           "detail": {"tid": tid, "launch_time": 1795255200000 + launch_s * 1000}})
+
+    def file(app, name, ts):
+        return case_event({"kind": "file", "ts": ts, "app_id": app, "size": 10,
+                           "path": f"file:///w/side/dt=2026-11-21/{name}"})
+
+    with Store(tmp_path / "lanes.duckdb") as store:
+        store.write_events([
+            attempt("app-1", 3, 0, False, "killed", 0, "2026-11-21 10:00:09"),
+            attempt("app-1", 5, 1, True, "success", 3, "2026-11-21 10:00:05"),
+            file("app-1", "000001_0.stage1", "2026-11-21 10:00:01"),
+            file("app-1", "000001_1.stage1", "2026-11-21 10:00:04"),
+        ])
+        model = partition_lanes(store, timeline(store, "file:///w/side", "dt=2026-11-21"))
+    lanes = {ln.actor: ln for ln in model.lanes}
+    assert set(lanes) == {"task 1.0 in stage 1.0 (TID 3)", "task 1.1 in stage 1.0 (TID 5)"}
+    killed, spec = lanes["task 1.0 in stage 1.0 (TID 3)"], lanes["task 1.1 in stage 1.0 (TID 5)"]
+    assert killed.window == spec.window == "attempt"
+    assert killed.status == "killed" and spec.status == "success"
+    assert killed.start < spec.start < spec.end < killed.end  # the two bars overlap
+    assert [m.event.path.rsplit("/", 1)[1] for m in killed.marks] == ["000001_0.stage1"]
+    assert [m.event.path.rsplit("/", 1)[1] for m in spec.marks] == ["000001_1.stage1"]

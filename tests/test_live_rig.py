@@ -86,6 +86,18 @@ def test_speculative_double_write_is_reported_by_analyze(rig_run, cli):
     double = [f for f in findings if f["name"] == "double-commit"]
     assert result.exit_code == 1 and double, result.out
     assert any(task_id in json.dumps(f) or task_id.split(".")[1].zfill(6) in json.dumps(f) for f in double)
+    # The finding names both attempts of the task: hosts, attempt numbers, the speculative flag
+    # and the file each wrote (issue 12).
+    (spark_double,) = [f for f in double if (f.get("detail") or {}).get("attempts")]
+    named = sorted(((a["attempt"], a["speculative"], a["host"], a["file"], a["status"])
+                    for a in spark_double["detail"]["attempts"]))
+    partition = int(task_id.split(".")[1])
+    assert [(n[0], n[1]) for n in named] == [(0, False), (1, True)], named
+    assert named[0][2] != named[1][2] and {n[2] for n in named} == {"127.0.0.2", "127.0.0.3"}
+    assert [n[3].split(".")[0] for n in named] == [f"{partition:06d}_0", f"{partition:06d}_1"]
+    assert named[0][4] == "killed" and named[1][4] == "success"
+    for a in spark_double["detail"]["attempts"]:
+        assert a["label"] in spark_double["summary"] and a["host"] in spark_double["summary"]
 
 
 def test_protected_write_shows_the_losing_attempt_and_no_double_commit(rig_run, cli):

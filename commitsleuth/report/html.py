@@ -28,7 +28,7 @@ from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import evidence, stored_findings
 from commitsleuth.forensics.detectors import Finding
 from commitsleuth.report.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
-                                windows_for)
+                                tie_files, windows_for)
 from commitsleuth.model import SEVERITIES
 from commitsleuth.store import Store
 
@@ -86,8 +86,8 @@ def report_data(store: Store) -> tuple[dict | None, dict]:
     for f in findings:
         if f.location or f.table_name:
             keys.setdefault(_key(f), len(keys))
-    rows = rows_for(store, list(keys))
-    windows = windows_for(store, (r.event_id for rs in rows.values() for r in rs))
+    rows, attempt_ends = tie_files(store, rows_for(store, list(keys)))
+    windows = windows_for(store, [r.event_id for rs in rows.values() for r in rs] + attempt_ends)
     in_timelines = {r.event_id for rs in rows.values() for r in rs}
     loose = evidence(store, sorted({eid for f in findings for eid in f.evidence} - in_timelines))
     models = {}

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
+from commitsleuth.forensics.file_attempts import attempts_of_files
 from commitsleuth.forensics.timeline import TimelineRow, where_of
 from commitsleuth.store import Store
 
@@ -348,9 +349,25 @@ def windows_for(store: Store, event_ids: Iterable[int]) -> dict[str, Window]:
     return {a: Window(s, e, st) for a, s, e, st in rows}
 
 
+def tie_files(store: Store, rows: dict) -> tuple[dict, list[int]]:
+    """``rows`` (key -> timeline rows) with each listed file that names its Spark task attempt
+    drawn on that attempt's lane (forensics/file_attempts.py), and the attempt-end event ids
+    whose windows those lanes need."""
+    ties = attempts_of_files(store.con, sorted({r.event_id for rs in rows.values() for r in rs
+                                                 if r.kind == "file"}))
+    if not ties:
+        return rows, []
+    out = {k: [replace(r, actor=ties[r.event_id][0]) if r.event_id in ties else r for r in rs]
+           for k, rs in rows.items()}
+    return out, [ae for _, ae in ties.values()]
+
+
 def partition_lanes(store: Store, events: Sequence[TimelineRow], evidence: Iterable[int] = (),
                     *, max_ticks: int = 8) -> PartitionLanes:
     """Lanes of already-read timeline events, with the attempt windows of their actors."""
-    return build(events, windows_for(store, (e.event_id for e in events)), evidence, max_ticks=max_ticks)
+    tied, extra = tie_files(store, {0: list(events)})
+    events = tied[0]
+    windows = windows_for(store, [e.event_id for e in events] + extra)
+    return build(events, windows, evidence, max_ticks=max_ticks)
 
 

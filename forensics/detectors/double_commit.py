@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.storage import DOUBLE_WRITES_SQL
+from commitsleuth.forensics.file_attempts import file_attempts_sql
 
 # Three ways one task's output lands twice:
 #  - Hive-named files: a task renamed its file into the output (outside the commit protocol) or
@@ -41,30 +42,7 @@ file_rows AS (
       ON f.location = surviving.location AND f.partition_spec IS NOT DISTINCT FROM surviving.partition_spec
      AND f.file_task = surviving.file_task
 ),
--- A file named by task and attempt (000001_1) in a Spark application's listing is tied to the
--- Spark task attempt of that application with that partition index and attempt number that was
--- running when the file was written (its modification time, to the second, within the attempt).
-spark_attempts AS (
-    SELECT a.event_id, a.app_id, a.attempt_id, a.attempt_no, a.stage_id, a.stage_attempt,
-           TRY_CAST(a.detail->>'tid' AS BIGINT) AS tid, a.executor_id, a.host, a.speculative,
-           a.status, a.detail->>'reason' AS reason,
-           TRY_CAST(split_part(a.task_id, '.', 2) AS INTEGER) AS task_index,
-           coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS t_launch, a.ts AS t_end
-    FROM events a SEMI JOIN (SELECT DISTINCT app_id FROM file_rows) f ON f.app_id = a.app_id
-    WHERE a.kind = 'attempt_end' AND a.stage_id IS NOT NULL
-),
-file_attempts AS (
-    SELECT r.event_id, a.attempt_id, a.event_id AS attempt_event,
-           {'kind': 'spark_attempt', 'label': a.attempt_id, 'app_id': a.app_id, 'stage': a.stage_id,
-            'stage_attempt': a.stage_attempt, 'task_index': a.task_index, 'attempt': a.attempt_no,
-            'tid': a.tid, 'executor': a.executor_id, 'host': a.host, 'speculative': a.speculative,
-            'status': a.status, 'end_reason': a.reason, 'file': r.file_name} AS who
-    FROM file_rows r JOIN spark_attempts a
-      ON a.app_id = r.app_id AND a.attempt_no = r.file_attempt
-     AND a.task_index = TRY_CAST(r.file_task AS INTEGER)
-     AND r.ts BETWEEN date_trunc('second', a.t_launch) AND a.t_end + INTERVAL 1 SECOND
-    QUALIFY row_number() OVER (PARTITION BY r.event_id ORDER BY a.t_launch DESC) = 1
-),
+{file_attempts},
 by_file AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
            any_value(r.app_id) AS app_id,
@@ -120,7 +98,7 @@ SELECT * FROM by_commit
 UNION ALL
 SELECT *, NULL AS attempts FROM ({storage})
 ORDER BY location NULLS LAST, partition_spec, task
-"""
+""".replace("{file_attempts}", file_attempts_sql("file_rows").strip())
 
 
 def spark_attempt_words(a: dict) -> str:
