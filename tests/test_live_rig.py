@@ -98,6 +98,21 @@ def test_speculative_double_write_is_reported_by_analyze(rig_run, cli):
     assert named[0][4] == "killed" and named[1][4] == "success"
     for a in spark_double["detail"]["attempts"]:
         assert a["label"] in spark_double["summary"] and a["host"] in spark_double["summary"]
+    # The partition's timeline: one lane per attempt, each with its own file's mark, the killed
+    # attempt's bar marked killed, the two bars overlapping.
+    from commitsleuth.forensics.timeline import timeline
+    from commitsleuth.report.lanes import partition_lanes
+
+    with Store(db, read_only=True) as store:
+        model = partition_lanes(store, timeline(store, spark_double["location"], spark_double["partition"]))
+    lanes = {ln.actor: ln for ln in model.lanes if ln.window == "attempt"}
+    by_label = {a["label"]: a for a in spark_double["detail"]["attempts"]}
+    assert set(by_label) <= set(lanes), (list(lanes), list(by_label))
+    for label, a in by_label.items():
+        assert [m.event.path.rsplit("/", 1)[1] for m in lanes[label].marks] == [a["file"]]
+    killed, won = (lanes[lb] for lb in sorted(by_label, key=lambda lb: by_label[lb]["attempt"]))
+    assert killed.status == "killed" and won.status == "success"
+    assert killed.start < won.end and won.start < killed.end
 
 
 def test_protected_write_shows_the_losing_attempt_and_no_double_commit(rig_run, cli):
