@@ -255,3 +255,30 @@ def test_secrets_in_the_environment_event_are_redacted_before_stored(tmp_path, s
     (raw,) = store.query("select raw from events")[1][0]
     assert "wJalrXUtnFEMI" not in raw and "AKIAIOSFODNN7EXAMPLE" not in raw and "c2VjcmV0" not in raw
     assert '"spark.speculation": "true"' in raw
+
+
+def test_no_event_without_an_app_id_in_any_corpus_event_log(tmp_path, corpus):
+    """Every corpus event log, also under a name that names no application (``eventlog``, as
+    Databricks writes it): the environment update before ApplicationStart gets the app id too."""
+    import shutil
+
+    from commitsleuth.ingest import ingest
+    from commitsleuth.store import Store
+
+    logs = corpus / "spark-events"
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    shutil.copy(logs / "application_1628109047826_1317105", renamed / "eventlog")
+    # two stores: the renamed copy has the original's content, which a store ingests once
+    with Store(tmp_path / "renamed.duckdb") as s:
+        assert not ingest(s, [str(renamed / "eventlog")]).failed
+        confs = s.query("SELECT count(*) FROM events WHERE kind = 'conf' "
+                        "AND app_id = 'application_1628109047826_1317105'")[1]
+        assert confs[0][0] > 0
+        assert s.query("SELECT count(*) FROM events WHERE app_id IS NULL")[1] == [(0,)]
+    with Store(tmp_path / "apps.duckdb") as s:
+        report = ingest(s, [str(logs)])
+        assert not report.failed
+        missing = s.query("SELECT s.uri, e.kind, count(*) FROM events e JOIN sources s USING (source_id) "
+                          "WHERE e.app_id IS NULL GROUP BY ALL")[1]
+        assert missing == []
