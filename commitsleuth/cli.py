@@ -74,9 +74,11 @@ def cli(debug: bool) -> None:
               help="HDFS audit and S3 access logs: one event per read instead of counts per (user, call, hour).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Say why each file was read as its format (heads matched of the first lines).")
+@click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
+              help="Also mask every match of REGEX before storing (repeatable; or COMMITSLEUTH_REDACT, one per line).")
 @db_option
 def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master: str | None,
-           out: str, keep_reads: bool, verbose: bool, db: str) -> int:
+           out: str, keep_reads: bool, verbose: bool, redact_patterns: tuple[str, ...], db: str) -> int:
     """Read log files, directories (recursively) and globs into the store.
 
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
@@ -89,6 +91,10 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
       commitsleuth ingest /var/log/hive/hive.log* 'userlogs/**/stdout'
       commitsleuth ingest --engine spark --master yarn --out hdfs:///tmp/cs 'hdfs:///logs/2017-08-*'
     """
+    from commitsleuth.redact import add_pattern, redact
+
+    for pattern in redact_patterns:
+        add_pattern(pattern)
     if engine == "spark":
         return _ingest_spark(paths, format_name, master, out, db)
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
@@ -107,7 +113,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     )
     for r in report.results:
         if r.status in ("partial", "skipped"):
-            click.echo(f"  {r.status}: {r.uri}: {r.reason}")
+            click.echo(redact(f"  {r.status}: {r.uri}: {r.reason}"))
     if verbose:
         from commitsleuth.ingest.explain import why
 
@@ -115,7 +121,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
             if r.status in ("ok", "partial") or r.reason == "not a log format commitsleuth reads":
                 click.echo(f"  format of {r.uri}: {why(r.uri, format_name)}")
     for r in report.failed:
-        click.echo(f"Error: {r.uri}: {r.reason}", err=True)
+        _error(f"{r.uri}: {r.reason}")
     return EXIT_USAGE if report.failed else EXIT_OK
 
 
@@ -134,7 +140,7 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
         if s["status"] in ("partial", "skipped"):
             click.echo(f"  {s['status']}: {s['uri']}: {s['reason']}")
     for s in report.by_status("failed"):
-        click.echo(f"Error: {s['uri']}: {s['reason']}", err=True)
+        _error(f"{s['uri']}: {s['reason']}")
     if "://" not in report.out or report.out.startswith("file:"):
         _attach(report.out, db)
     else:
@@ -450,6 +456,13 @@ class _progress:
             self.bar.stop()
 
 
+def _error(message: str) -> None:
+    """One ``Error:`` line on stderr; it can quote paths and log text, so it is redacted too."""
+    from commitsleuth.redact import redact
+
+    click.echo(f"Error: {redact(message)}", err=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: returns the exit code (0 clean, 1 findings, 2 usage or input error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -464,15 +477,15 @@ def main(argv: list[str] | None = None) -> int:
         hint = ""
         if exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        click.echo(f"Error: {exc.format_message()}{hint}", err=True)
+        _error(f"{exc.format_message()}{hint}")
         return EXIT_USAGE
     except click.ClickException as exc:
-        click.echo(f"Error: {exc.format_message()}", err=True)
+        _error(f"{exc.format_message()}")
         return exc.exit_code
     except CommitsleuthError as exc:
         if "--debug" in argv:
             traceback.print_exc()
-        click.echo(f"Error: {exc}", err=True)
+        _error(f"{exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("Error: interrupted", err=True)
@@ -480,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - an internal error still gets one line
         if "--debug" in argv:
             traceback.print_exc()
-        click.echo(f"Error: internal error: {type(exc).__name__}: {exc} (run with --debug for details)", err=True)
+        _error(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)")
         return 3
     return rv if isinstance(rv, int) else EXIT_OK
 

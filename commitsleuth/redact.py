@@ -1,29 +1,69 @@
-"""Redact secrets (passwords, keys, tokens, credentials in URLs) before anything is stored."""
+"""The one redaction layer: secrets (passwords, keys, tokens, credentials in URLs, private keys)
+are masked in every text before it is stored or shown.
+
+Events pass through it where they become rows (``model.events_to_arrow``: every text column
+and every string inside ``detail``), sources and rejects where the store writes them, and the
+CLI's error lines; live capture's spool is written by Spark with its own redaction settings
+extended by ``spark_redaction_conf``. Extra patterns come from ``--redact REGEX`` and the
+``COMMITSLEUTH_REDACT`` environment variable (one pattern per line), and from the
+``spark.redaction.regex`` / ``spark.redaction.string.regex`` of any Spark configuration read.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 MASK = "***"
 
-# Each pattern with the (lower-cased) substrings it needs in the text (one of the first, all of
-# the second): most log lines have none,
-# and a substring test is a hundred times cheaper than running a pattern (a Kerberos principal's
-# '@' must not run the key=value pattern over a whole audit line).
-_PATTERNS = (
-    # Authorization: Bearer xyz
+# Words that name a secret in a key (conf keys, JDBC properties, URL parameters, JSON fields).
+_SECRET_WORDS = (r"password|passwd|pwd|secret|token|credential|signature|delegation|"
+                 r"access[._-]?key|secret[._-]?key|account[._-]?key|private[._-]?key|api[._-]?key|"
+                 r"sas[._-]?key|sas[._-]?token")
+_VALUE = r"[^\s\"'&;,)}\]\\]+"
+
+# (any of these lower-case substrings must be present, all of these too, pattern). Most log lines
+# have none of the triggers, and a substring test is a hundred times cheaper than a pattern.
+_PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern]] = [
+    # PEM private keys, the whole body (raw keeps continuation lines, so it may span lines)
+    (("private key-----",), (), re.compile(
+        r"(?P<key>-----BEGIN [A-Z ]*PRIVATE KEY-----)(?P<sep>)(?P<val>[^\"]*?)(?=-----END [A-Z ]*PRIVATE KEY-----|\"|\Z)",
+        re.S)),
+    # Authorization: Basic|Bearer|Negotiate|Digest <credentials>, and a bare "Bearer <token>"
+    (("authorization",), (), re.compile(
+        r"(?i)(?P<key>authorization[\"']?)(?P<sep>\s*[:=]\s*[\"']?(?:(?:basic|bearer|negotiate|digest)\s+)?)"
+        r"(?P<val>[^\s\"',;]+)")),
     (("bearer",), (), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)")),
-    # key=value / key: value where the key names a secret (conf dumps, JDBC properties, URLs)
-    (("pass", "pwd", "secret", "token", "credential", "key"), (), re.compile(
-        # the look-behind starts a key only where a run of key characters starts: the same
-        # leftmost matches, without retrying from every character of a long path (quadratic)
-        r"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:password|passwd|pwd|secret|token|credential|access[._-]?key|"
-        r"secret[._-]?key|api[._-]?key)[\w.\-]*)(?P<sep>\"?\s*[=:]\s*\"?)(?P<val>[^\s\"&;,)}\]]+)"
-    )),
+    # SQL and JSON: 'hive.sql.dbcp.password'='x', "password": "x"
+    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
+        rf"(?i)(?P<key>[\"'][\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*[\"'])(?P<sep>\s*[=:]\s*[\"'])(?P<val>[^\"']*)")),
+    # key=value / key: value where the key names a secret (conf dumps, JDBC URLs, URL queries).
+    # The look-behind starts a key only where a run of key characters starts: the same leftmost
+    # matches without retrying from every character of a long path (quadratic).
+    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})")),
+    # conf keys and flags written with a space, ending in the secret word: fs.s3a.secret.key X,
+    # --password X (not a table named db.secret_stats)
+    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>(?:--?|(?:[\w\-]+\.)+[\w\-]*?)(?:{_SECRET_WORDS}))"
+        rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})")),
+    # Azure SAS signatures in URL queries
+    (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)")),
     # scheme://user:password@host
-    (("@",), ("://",), re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@]+)(?P<sep>:)(?P<val>[^@\s/]+)(?=@)")),
-)
-_AWS_KEY_ID = re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")
+    (("@",), ("://",), re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']+)(?P<sep>:)(?P<val>[^@\s/\"']+)(?=@)")),
+]
+# JDBC clients' -p X (beeline, sqoop), only where the text names a JDBC client
+_JDBC_CLIENT = ("jdbc:", "beeline", "sqoop")
+_JDBC_PASSWORD = re.compile(r"(?P<key>(?:^|(?<=\s))-p)(?P<sep>\s+)(?!\*\*\*)(?P<val>\S+)")
+_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+_EXTRA: list[re.Pattern] = []  # the user's: --redact, COMMITSLEUTH_REDACT, spark.redaction.string.regex
+_EXTRA_KEYS: list[re.Pattern] = []  # spark.redaction.regex: conf keys whose values are secret
+
+# Every trigger in one RE2 pattern (case-insensitive), for the columnar test where events
+# become rows (model.events_to_arrow): only the rows it finds run the patterns above.
+TRIGGER_RE = (r"pass|pwd|secret|token|credential|key|signature|delegation|authorization|bearer|"
+              r"-p |sig=|akia|asia|://[^/\s]*@")
 
 
 def redact(text: str | None) -> str | None:
@@ -32,10 +72,80 @@ def redact(text: str | None) -> str | None:
     lower = text.lower()
     for any_of, all_of, pat in _PATTERNS:
         if any(t in lower for t in any_of) and all(t in lower for t in all_of):
-            text = pat.sub(lambda m: f"{m['key']}{m['sep']}{MASK}", text)
+            text = pat.sub(_mask, text)
+    if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
+        text = _JDBC_PASSWORD.sub(_mask, text)
     if "akia" in lower or "asia" in lower:
         text = _AWS_KEY_ID.sub(MASK, text)
+    for pat in _EXTRA:
+        text = pat.sub(MASK, text)
+    for key in _EXTRA_KEYS:
+        text = key.sub(_mask, text)
     return text
+
+
+def _mask(m: re.Match) -> str:
+    return f"{m['key']}{m['sep']}{MASK}"
+
+
+def has_user_patterns() -> bool:
+    """True when user patterns exist: the cheap trigger test cannot speak for them."""
+    return bool(_EXTRA or _EXTRA_KEYS)
+
+
+def redact_value(value: Any) -> Any:
+    """Every string inside a JSON-like value (dicts, lists), redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def add_pattern(regex: str) -> None:
+    """Mask every match of ``regex`` (``--redact``, ``COMMITSLEUTH_REDACT``, Spark's string regex)."""
+    try:
+        pat = re.compile(regex)
+    except re.error as exc:
+        from commitsleuth.errors import InputError
+
+        raise InputError(f"--redact {regex!r} is not a valid regular expression: {exc}") from None
+    if all(p.pattern != pat.pattern for p in _EXTRA):
+        _EXTRA.append(pat)
+
+
+def add_key_pattern(regex: str) -> None:
+    """Mask the values of keys matching ``regex`` (Spark's ``spark.redaction.regex``), written
+    ``key=value``, ``key: value`` or as JSON ``"key":"value"`` / ``["key","value"]``."""
+    regex = re.sub(r"^\(\?[aiLmsux]+\)", "", regex)  # Spark's usual (?i): the whole pattern is case-blind here
+    try:
+        re.compile(regex)
+    except re.error:
+        return  # a user's broken Spark setting must not stop an ingest; ours still apply
+    pat = re.compile(
+        rf"(?P<key>\"?[^\s\"=:,\[\]{{}}]*(?:{regex})[^\s\"=:,\[\]{{}}]*\"?)(?P<sep>\s*(?:[=:]|\",)\s*\"?)(?P<val>[^\s\"&;,)}}\]]+)",
+        re.I)
+    if all(p.pattern != pat.pattern for p in _EXTRA_KEYS):
+        _EXTRA_KEYS.append(pat)
+
+
+def honour_spark_conf(props: dict) -> None:
+    """The user's own ``spark.redaction.regex`` / ``spark.redaction.string.regex``."""
+    if props.get("spark.redaction.regex"):
+        add_key_pattern(str(props["spark.redaction.regex"]))
+    if props.get("spark.redaction.string.regex"):
+        try:
+            add_pattern(str(props["spark.redaction.string.regex"]))
+        except Exception:  # noqa: BLE001 - a broken user setting must not stop an ingest
+            pass
+
+
+def clear_user_patterns() -> None:
+    """Forget the patterns added by --redact, the environment and Spark confs (tests)."""
+    _EXTRA.clear()
+    _EXTRA_KEYS.clear()
 
 
 def redact_conf(conf: dict[str, str]) -> dict[str, str]:
@@ -45,3 +155,32 @@ def redact_conf(conf: dict[str, str]) -> dict[str, str]:
         masked = redact(f"{key}={value}")
         out[key] = masked.split("=", 1)[1] if masked and "=" in masked else value
     return out
+
+
+# Live capture: Spark writes the spool itself, so it gets Spark's own settings, extended.
+# Spark matches it against each conf key and value: the URL user-info arm masks values only.
+SPARK_KEY_REGEX = (r"(?i)secret|password|passwd|pwd|token|credential|signature|access[._-]?key|"
+                   r"account[._-]?key|private[._-]?key|sas|delegation|://[^/\s:@]+:[^@\s/]+@")
+SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]+:[^@\s/\"]+@)|(?:(?:password|passwd|pwd|secret|token|"
+                      r"credential|signature|access[._-]?key|account[._-]?key|sig)\w*[\"']?\s*[=:]\s*[\"']?[^\s\"'&;,]+)"
+                      r"|(?:bearer\s+[\w\-.~+/=]+)|(?:authorization[\"']?\s*[:=]\s*[\"']?\w+\s+[^\s\"',;]+)"
+                      r"|(?:(?:AKIA|ASIA)[A-Z0-9]{16})")
+
+
+def spark_redaction_conf(conf: dict[str, str]) -> dict[str, str]:
+    """``spark.redaction.regex`` and ``spark.redaction.string.regex`` for the spool: the
+    session's own, or'ed with ours."""
+    out = {}
+    for key, ours in (("spark.redaction.regex", SPARK_KEY_REGEX), ("spark.redaction.string.regex", SPARK_STRING_REGEX)):
+        theirs = conf.get(key)
+        out[key] = f"(?:{theirs})|{ours}" if theirs else ours
+    return out
+
+
+def _from_environment() -> None:
+    for line in os.environ.get("COMMITSLEUTH_REDACT", "").splitlines():
+        if line.strip():
+            add_pattern(line.strip())
+
+
+_from_environment()

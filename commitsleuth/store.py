@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from commitsleuth.errors import StoreError, StoreLockedError
 from commitsleuth.model import Event, events_to_arrow
+from commitsleuth.redact import redact
 
 DEFAULT_DB = "commitsleuth.duckdb"
 # Files readable by every DuckDB since 1.0, so the user's own `duckdb` shell opens the store.
@@ -39,6 +40,11 @@ def migrations() -> list[tuple[int, str, str]]:
 
 def latest_version() -> int:
     return migrations()[-1][0]
+
+
+def _redacted(values: dict) -> dict:
+    """A source's text fields (reason, uri, format notes) through the one redaction layer."""
+    return {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
 
 
 class Store:
@@ -129,7 +135,8 @@ class Store:
         source_id = self.con.execute(
             "SELECT coalesce(max(source_id), 0) + 1 FROM sources"
         ).fetchone()[0]
-        values = {"status": "running", "started_at": _now(), **values}
+        values = {"status": "running", "started_at": _now(), **_redacted(values)}
+        uri = redact(uri)
         cols = ["source_id", "uri", "kind", *values]
         self.con.execute(
             f"INSERT INTO sources ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
@@ -140,6 +147,7 @@ class Store:
     def update_source(self, source_id: int, **values) -> None:
         if not values:
             return
+        values = _redacted(values)
         sets = ", ".join(f"{k} = ?" for k in values)
         self.con.execute(
             f"UPDATE sources SET {sets} WHERE source_id = ?", [*values.values(), source_id]
@@ -181,7 +189,7 @@ class Store:
                 INSERT INTO rejects VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (source_id, reason) DO UPDATE SET count = count + excluded.count
                 """,
-                [source_id, reason, count, first_line, sample],
+                [source_id, reason, count, first_line, redact(sample)],
             )
 
     # -- queries ---------------------------------------------------------------------------

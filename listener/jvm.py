@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from commitsleuth.redact import spark_redaction_conf
+
 # Our own queues: a slow consumer drops events there, never on Spark's `shared` queue.
 SPOOL_QUEUE = "commitsleuth"
 HOOKS_QUEUE = "commitsleuthHooks"
@@ -43,9 +45,15 @@ class SpoolWriter:
     def __init__(self, sc, directory: Path):
         self.jvm = sc._jvm
         self.bus = sc._jsc.sc().listenerBus()
-        directory.mkdir(parents=True, exist_ok=True)
+        # The spool is a plain event log of the session: its owner alone reads it, and Spark
+        # writes it with the session's redaction settings extended by ours (conf keys, text).
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.chmod(0o700)
         conf = sc._jsc.sc().conf().clone()
         for key, value in _SPOOL_CONF.items():
+            conf.set(key, value)
+        current = {k: conf.get(k) for k in ("spark.redaction.regex", "spark.redaction.string.regex") if conf.contains(k)}
+        for key, value in spark_redaction_conf(current).items():
             conf.set(key, value)
         uri = self.jvm.java.net.URI("file:" + str(directory.resolve()))
         none = self.jvm.scala.Option.apply(None)
@@ -59,6 +67,7 @@ class SpoolWriter:
         if not found:
             raise RuntimeError(f"Spark created no event-log file in {directory}")
         self.path = found[0]
+        self.path.chmod(0o600)
         self.attached = True
 
     def flush(self) -> None:

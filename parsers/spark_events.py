@@ -17,7 +17,7 @@ import orjson
 from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.model import Event
 from commitsleuth.parsers.spark_plan import write_target
-from commitsleuth.redact import redact
+from commitsleuth.redact import honour_spark_conf, redact
 
 # Configuration that decides how output is committed (BRIEF §3; issue: live capture).
 COMMIT_CONF = (
@@ -142,6 +142,7 @@ class SparkEventDecoder:
     def _on_SparkListenerEnvironmentUpdate(self, e):
         props = _pairs(e.get("Spark Properties"))
         props.update({f"spark.hadoop.{k}": v for k, v in _pairs(e.get("Hadoop Properties")).items()})
+        honour_spark_conf(props)  # the user's own redaction settings mask what follows too
         out = []
         for key in COMMIT_CONF:
             if key in props:

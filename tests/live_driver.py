@@ -83,5 +83,34 @@ def stop_without_detach(db: str) -> None:
     say(stopped=time.time())
 
 
+# Secrets a user leaves in the session conf and in job descriptions (tests/test_redaction_live.py).
+CONF_SECRETS = {
+    "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": "LiveAzureKey01",
+    "spark.hadoop.fs.s3a.secret.key": "LiveS3aSecret02",
+    "spark.hadoop.fs.s3a.session.token": "LiveSessionTok03",
+    "spark.myapp.jdbc.url": "jdbc:postgresql://db/x?user=a&password=LiveJdbcPw04",
+    "spark.myapp.endpoint": "https://svc:LiveUserInfo05@api.example.org/v1",
+    "spark.myapp.sas": "sv=2020-08-04&sig=LiveSasSig06",
+}
+DESCRIPTION_SECRET = "LiveJobDescPw07"
+
+
+def secrets(workdir: str) -> None:
+    """A session whose conf and job description hold secrets, captured with the spool kept."""
+    work = Path(workdir)
+    builder = (SparkSession.builder.master("local[2]").appName("commitsleuth-secrets")
+               .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1"))
+    for key, value in CONF_SECRETS.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    handle = attach(spark, db=work / "live.duckdb", spool_dir=work / "spool", keep_spool=True)
+    spark.sparkContext.setJobDescription(f"nightly load password={DESCRIPTION_SECRET}")
+    spark.range(0, 20, 1, 2).write.mode("overwrite").parquet(str(work / "out"))
+    handle.flush()
+    handle.detach()
+    spark.stop()
+    say(done=True)
+
+
 if __name__ == "__main__":
-    {"rig": rig, "sigkill": sigkill, "stop": stop_without_detach}[sys.argv[1]](*sys.argv[2:])
+    {"rig": rig, "sigkill": sigkill, "stop": stop_without_detach, "secrets": secrets}[sys.argv[1]](*sys.argv[2:])

@@ -139,7 +139,7 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
     from commitsleuth.redact import redact
 
     uid = source_uid(uri)
-    src = {"source_uid": uid, "run_id": run_id, "uri": uri, "format": None, "fingerprint": None,
+    src = {"source_uid": uid, "run_id": run_id, "uri": redact(uri), "format": None, "fingerprint": None,
            "size_bytes": size, "mtime": mtime, "bytes_read": 0, "lines": 0, "first_line": skip_lines + 1,
            "events": 0, "rejected": 0, "status": "ok", "reason": None, "started_at": _now()}
     stats = ParseStats()

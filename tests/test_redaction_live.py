@@ -1,0 +1,49 @@
+"""Live capture stores no secret, and its spool holds none of the session conf's.
+
+Spark never redacts a job's local properties (its description, job group), so those reach
+the spool as the user wrote them (a 0600 file in a 0700 directory, removed after a clean
+detach); the store holds them redacted. A real PySpark driver (tests/live_driver.py ``secrets``) starts with secrets in its conf and a
+job description, captures a write with the spool kept, and detaches. The spool is Spark's own
+event log written with Spark's redaction settings extended by ours; the loader then redacts
+every text as file ingest does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from commitsleuth.store import Store
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from live_driver import CONF_SECRETS, DESCRIPTION_SECRET  # noqa: E402
+
+SECRETS = [v.split("password=")[-1].split("sig=")[-1].split(":")[-1].split("@")[0]
+           for v in CONF_SECRETS.values()]
+
+
+def test_live_capture_stores_no_secret_and_the_spool_keeps_no_conf_secret(tmp_path):
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, str(HERE / "live_driver.py"), "secrets", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert SECRETS == ["LiveAzureKey01", "LiveS3aSecret02", "LiveSessionTok03", "LiveJdbcPw04",
+                       "LiveUserInfo05", "LiveSasSig06"]
+    spool_files = [p for p in (tmp_path / "spool").rglob("*") if p.is_file()]
+    assert spool_files
+    spool = b"".join(p.read_bytes() for p in spool_files)
+    assert b"SparkListenerJobStart" in spool and b"spark.myapp.jdbc.url" in spool  # conf travels in job properties
+    assert [s for s in SECRETS if s.encode() in spool] == []
+    log = spool_files[0]
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700 and stat.S_IMODE(log.stat().st_mode) == 0o600
+    db = b"".join(p.read_bytes() for p in tmp_path.glob("live.duckdb*"))
+    assert [s for s in SECRETS + [DESCRIPTION_SECRET] if s.encode() in db] == []
+    with Store(tmp_path / "live.duckdb", read_only=True) as s:
+        raws = [r[0] for r in s.query("select raw from events where raw like '%spark.job.description%'")[1]]
+    assert raws and all("password=***" in r for r in raws)
+    assert any(json.loads(r)["Event"] == "SparkListenerJobStart" for r in raws)
