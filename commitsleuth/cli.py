@@ -7,13 +7,15 @@ import io
 import json
 import os
 import shutil
+import signal
 import sys
 import traceback
+from contextlib import contextmanager
 
 import click
 
 from commitsleuth import __version__
-from commitsleuth.errors import CommitsleuthError, UnknownQueryError
+from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
 from commitsleuth.model import SEVERITIES
 from commitsleuth.store import DEFAULT_DB, Store
 
@@ -101,9 +103,18 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
 
     with Store(db) as store:
         total = sum(_size(p) for p in expand_paths(paths))
-        with _progress(total) as (advance, add_events):
-            report = run_ingest(store, paths, format_name=format_name, progress=advance,
-                                on_events=add_events, keep_reads=keep_reads)
+        with _progress(total) as (advance, add_events), _stop_on_signals() as stop_requested:
+            try:
+                report = run_ingest(store, paths, format_name=format_name, progress=advance,
+                                    on_events=add_events, keep_reads=keep_reads,
+                                    stop_requested=stop_requested)
+            except IngestInterrupted as exc:
+                stopped = exc
+            else:
+                stopped = None
+    if stopped is not None:
+        click.echo(str(stopped), err=True)
+        return 128 + stopped.signum
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped", "unchanged")}
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     rejected = sum(r.rejected for r in report.results)
@@ -123,6 +134,24 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     for r in report.failed:
         _error(f"{r.uri}: {r.reason}")
     return EXIT_USAGE if report.failed else EXIT_OK
+
+
+@contextmanager
+def _stop_on_signals():
+    """SIGINT/SIGTERM ask the ingest to stop at its next checkpoint; yields who asked (0: nobody)."""
+    asked = []
+    previous = {}
+
+    def ask(signum, _frame):
+        asked.append(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, ask)
+    try:
+        yield lambda: asked[0] if asked else 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _ingest_spark(paths, format_name, master, out, db) -> int:

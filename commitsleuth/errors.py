@@ -23,3 +23,17 @@ class StoreError(CommitsleuthError):
 
 class StoreLockedError(StoreError):
     """Another process holds the DuckDB file's write lock."""
+
+
+class StoreWriteError(StoreError):
+    """A write to the store failed (disk full, I/O error, read-only file): nothing of the failed
+    batch is kept and the same command continues from the last checkpoint."""
+
+
+class IngestInterrupted(CommitsleuthError):
+    """SIGINT or SIGTERM stopped an ingest at a checkpoint."""
+
+    def __init__(self, uri: str, stored: int, size: int, signum: int):
+        self.uri, self.stored, self.size, self.signum = uri, stored, size, signum
+        super().__init__(f"interrupted: {stored} of {size} bytes of {uri} stored; "
+                         "run the same command to continue")

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from commitsleuth.errors import StoreError, StoreLockedError
+from commitsleuth.errors import StoreError, StoreLockedError, StoreWriteError
 from commitsleuth.model import Event, events_to_arrow
 from commitsleuth.redact import redact
 
@@ -180,6 +180,39 @@ class Store:
         # DuckDB reads the local Arrow table ``batch`` by name (a replacement scan): one bulk insert.
         self.con.execute("INSERT INTO events BY NAME SELECT * FROM batch")
         self._next_event_id = self.next_event_id() + batch.num_rows
+
+    def write_checkpoint(self, batch: pa.Table, source_id: int, **progress) -> None:
+        """Append a batch and the source's progress in one transaction: after a crash the store
+        holds both or neither, so a later ingest continues exactly where the events stop."""
+        next_id = self._next_event_id
+        try:
+            self.con.execute("BEGIN")
+            self.write_arrow(batch)
+            self.update_source(source_id, **progress)
+            self.con.execute("COMMIT")
+        except duckdb.Error as exc:
+            self._next_event_id = next_id
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # the failed COMMIT already ended the transaction
+            raise StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}") from None
+
+    def resume_point(self, source: dict) -> tuple[int, int, int]:
+        """Where an unfinished source continues: (byte offset, line number, events already
+        stored at that offset). A running source's checkpoint is the start of its last stored
+        event, so the record under it is parsed again and its stored events are skipped."""
+        sid = source["source_id"]
+        last = self.con.execute(
+            "SELECT byte_offset, line_no FROM events WHERE source_id = ? AND byte_offset IS NOT NULL "
+            "ORDER BY byte_offset DESC, line_no DESC LIMIT 1", [sid]).fetchone()
+        done = source["bytes_read"] or 0
+        if last is None or last[0] < done:  # nothing stored past the end of a completed read
+            return done, (source["lines"] or 0) + 1, 0
+        offset, line = last
+        stored = self.con.execute(
+            "SELECT count(*) FROM events WHERE source_id = ? AND byte_offset = ?", [sid, offset]).fetchone()[0]
+        return offset, line, stored
 
     def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
         """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""

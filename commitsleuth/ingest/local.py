@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import datetime as dt
 import glob
+import ctypes
 import multiprocessing
 import os
 import re
+import signal
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -21,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from commitsleuth.ingest import eventlogs
-from commitsleuth.errors import InputError
+from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
@@ -33,9 +35,10 @@ from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
 BATCH = 10_000
-PARALLEL_MIN = 128 << 20  # plain files this big are scanned by several processes
+# plain files this big are scanned by several processes (the environment lowers it for tests)
+PARALLEL_MIN = int(os.environ.get("COMMITSLEUTH_PARALLEL_MIN", 128 << 20))
 MAX_WORKERS = 4
-RANGE = 64 << 20  # at most this much of a file per worker task: memory stays bounded
+RANGE = int(os.environ.get("COMMITSLEUTH_RANGE", 64 << 20))  # per worker task: memory stays bounded
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
 _USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
 
@@ -103,23 +106,30 @@ def ingest(
     progress: Callable[[int], None] | None = None,
     on_events: Callable[[int], None] | None = None,
     keep_reads: bool = False,
+    stop_requested: Callable[[], int] | None = None,
 ) -> IngestReport:
     """Ingest files into ``store``; each file gets a ``sources`` row whatever happens to it.
-    ``keep_reads``: storage audit logs keep every read instead of counts per hour."""
+    ``keep_reads``: storage audit logs keep every read instead of counts per hour.
+    ``stop_requested``: a signal number once the run should stop; it stops at the next
+    checkpoint with ``IngestInterrupted`` (a store write failing raises ``StoreWriteError``).
+    Either way the file's source stays ``running`` and the same call continues it."""
     fmt_forced = get_format(format_name) if format_name else None
     files = expand_paths(paths)
     report = IngestReport()
     workers = _workers(sum(_size(f) for f in files))
     planned: deque = deque()
+    stop = stop_requested or (lambda: 0)
     with _pool(workers) as pool:
         for path in files:
+            if stop() and planned:
+                break  # the reads planned so far stop at their first checkpoint below
             item = _plan(store, path, fmt_forced, progress, pool, keep_reads)
             planned.append(item)
             # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
             while sum(len(i.futures) for i in planned if isinstance(i, FileRead)) > 2 * workers + 2:
-                report.results.append(_finish(store, planned.popleft(), on_events))
+                report.results.append(_finish(store, planned.popleft(), on_events, stop))
         while planned:
-            report.results.append(_finish(store, planned.popleft(), on_events))
+            report.results.append(_finish(store, planned.popleft(), on_events, stop))
     return report
 
 
@@ -129,8 +139,33 @@ def _pool(workers: int):
         yield None
         return
     ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB's threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                               initializer=_worker_start, initargs=(os.getpid(),))
+    try:
         yield pool
+    except BaseException:
+        # Stopped (signal, write error): the ranges in flight are not wanted, do not wait for them.
+        # The executor offers no public way to end running tasks; its process table is the way.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_start(parent_pid: int) -> None:
+    """A worker process ends with its parent, even a SIGKILLed one; Ctrl-C is the parent's."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the parent-pid check below still holds once
+        pass
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _size(path: Path) -> int:
@@ -154,12 +189,18 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     # The same file under the same or another name (rotation): compare the stored head.
     previous = (store.find_source(uri) or store.find_source(uri + eventlogs.IN_PROGRESS)
                 or store.find_source_by_fingerprint(fp))
-    resume_at, first_line = 0, 1
+    resume_at, first_line, stored_at_resume, resuming = 0, 1, 0, False
     if previous is not None and same_head(path, previous["fingerprint"]):
-        if size == previous["size_bytes"] and (previous["status"] != "skipped" or not fmt_forced):
+        unfinished = previous["status"] == "running" and previous["format"]
+        if unfinished:  # stopped by a signal, a crash or a failed write: continue at its checkpoint
+            resume_at, first_line, stored_at_resume = store.resume_point(previous)
+            resuming = True
+            fmt_forced = fmt_forced or get_format(previous["format"])
+        elif size == previous["size_bytes"] and (previous["status"] != "skipped" or not fmt_forced):
             return SourceResult(uri, "unchanged", previous["format"], source_id=previous["source_id"])
-        if previous["status"] in ("ok", "partial") and size > previous["size_bytes"] and previous["format"]:
+        elif previous["status"] in ("ok", "partial") and size > previous["size_bytes"] and previous["format"]:
             resume_at, first_line = previous["bytes_read"], previous["lines"] + 1
+            resuming = True
             fmt_forced = fmt_forced or get_format(previous["format"])
 
     if size == 0:
@@ -178,31 +219,45 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         )
         return SourceResult(uri, "skipped", None, reason="not a log format commitsleuth reads", source_id=sid)
 
-    if resume_at:
+    if resuming:
         sid = previous["source_id"]
-        store.update_source(sid, uri=uri, status="running", fingerprint=fp)
+        store.update_source(sid, uri=uri, status="running", fingerprint=fp, size_bytes=size)
     else:
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri), keep_reads=keep_reads)
     read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
-    read.previous = previous if resume_at else None
+    read.previous = previous if resuming else None
+    read.stored_at_resume = stored_at_resume
     read.submit()
     return read
 
 
-def _finish(store: Store, item: "SourceResult | FileRead", on_events=None) -> SourceResult:
-    """Write a planned read's events and its ``sources`` row; a result passes through."""
+def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
+            stop=lambda: 0) -> SourceResult:
+    """Write a planned read's events, each batch with its checkpoint, then the final
+    ``sources`` row that marks the source complete; a result passes through."""
     if isinstance(item, SourceResult):
         return item
     read, stats, sid = item, item.stats, item.ctx.source_id
+    previous = read.previous or {}
     written = 0
     status, reason = "ok", None
+    checkpoint = (read.resume_at, max(read.first_line - 1, 0))
     try:
         for table in read.tables():
-            store.write_arrow(table)
-            written += table.num_rows
-            if on_events:
-                on_events(table.num_rows)
+            table = read.without_stored(table)
+            if table.num_rows:
+                checkpoint = _last_position(table) or checkpoint
+                store.write_checkpoint(table, sid, bytes_read=checkpoint[0], lines=checkpoint[1],
+                                       events=previous.get("events", 0) + written + table.num_rows)
+                written += table.num_rows
+                if on_events:
+                    on_events(table.num_rows)
+            signum = stop()
+            if signum:
+                raise IngestInterrupted(read.ctx.uri, checkpoint[0], read.size, signum)
+    except (StoreWriteError, IngestInterrupted):
+        raise  # the source stays running: the same command continues it from the checkpoint
     except ReadError as exc:
         status, reason = "partial", str(exc)
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
@@ -213,7 +268,6 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None) -> So
     if status == "ok":
         reason = eventlogs.state_note(read.path)
     store.add_rejects(sid, {k: [c, line, redact(sample)] for k, (c, line, sample) in stats.rejects.items()})
-    previous = read.previous or {}
     store.update_source(
         sid,
         status=status,
@@ -226,6 +280,16 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None) -> So
         finished_at=_now(),
     )
     return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid)
+
+
+def _last_position(table: pa.Table) -> tuple[int, int] | None:
+    """(byte offset, line) where the last event of a batch starts: the batch's checkpoint."""
+    offsets = table.column("byte_offset")
+    last = pc.max(offsets).as_py()
+    if last is None:
+        return None
+    lines = pc.filter(table.column("line_no"), pc.equal(offsets, last))
+    return last, pc.max(lines).as_py()
 
 
 def _stored(events) -> list:
@@ -270,7 +334,23 @@ class FileRead:
         self.futures: list = []  # (start, end, future) of work handed to the pool
         self.queued: list = []  # (start, end) of ranges not handed out yet
         self.bytes_read = resume_at
+        self.stored_at_resume = 0  # events of the record at resume_at already in the store
         self.invalid_utf8 = self.long_lines = 0
+
+    def without_stored(self, table: pa.Table) -> pa.Table:
+        """The batch less the events a checkpoint already holds: a continued read parses the
+        record at its checkpoint again, and the first events found there are stored already."""
+        if not self.stored_at_resume or table.num_rows == 0:
+            return table
+        offsets = table.column("byte_offset").to_pylist()
+        keep, left = [], self.stored_at_resume
+        for i, off in enumerate(offsets):
+            if left and off == self.resume_at:
+                left -= 1
+            else:
+                keep.append(i)
+        self.stored_at_resume = left
+        return table.take(pa.array(keep, pa.int64())) if len(keep) < len(offsets) else table
 
     def submit(self) -> None:
         """Hand the read to the pool: ranges of a plain headed log, or a small file whole.
