@@ -1,0 +1,136 @@
+"""Crash consistency: whatever stops `commitsleuth ingest` (SIGKILL, SIGINT), running the same
+command again leaves the store with every event exactly once, as one clean ingest stores them.
+
+Real processes: the CLI runs as a subprocess on a real DuckDB file. The logs are generated from
+the Hive fixture lines of test_ingest_text (exact source strings, not a real log); the worker
+threshold is lowered through COMMITSLEUTH_PARALLEL_MIN so the big one takes the worker path.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_ingest_text import hive_log  # noqa: E402
+
+CLI = str(Path(sys.executable).with_name("commitsleuth"))
+ENV = {**os.environ, "COMMITSLEUTH_PARALLEL_MIN": str(1 << 20), "COMMITSLEUTH_RANGE": str(256 << 10)}
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("crash-logs")
+    (d / "big.log").write_text(hive_log(12_000))  # ~2 MB: above the lowered worker threshold
+    (d / "small.log").write_text(hive_log(2_000, offset=12_000))  # below it
+    return d
+
+
+@pytest.fixture(scope="module")
+def clean(logs, tmp_path_factory):
+    db = tmp_path_factory.mktemp("clean") / "clean.duckdb"
+    began = time.monotonic()
+    run = subprocess.run([CLI, "ingest", str(logs), "--db", str(db)], env=ENV, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return db, time.monotonic() - began
+
+
+def events(db) -> Counter:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return Counter(con.execute(
+            "SELECT s.uri, e.byte_offset, e.line_no, e.kind, e.raw FROM events e JOIN sources s USING (source_id)"
+        ).fetchall())
+
+
+def statuses(db) -> list:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute("SELECT regexp_extract(uri, '[^/]+$'), status, bytes_read, size_bytes, events "
+                           "FROM sources ORDER BY uri").fetchall()
+
+
+def by_file(found: Counter, name: str) -> Counter:
+    return Counter({k: n for k, n in found.items() if k[0].endswith("/" + name)})
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def stop_at(logs, db, delay: float, signum: int) -> tuple[subprocess.CompletedProcess, list[int]]:
+    proc = subprocess.Popen([CLI, "ingest", str(logs), "--db", str(db)], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    workers = children(proc.pid)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), workers
+
+
+def no_process_left(workers: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    while any(alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if alive(w)], "worker processes outlived the ingest"
+
+
+def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, tmp_path):
+    clean_db, duration = clean
+    expected = events(clean_db)
+    assert len(expected) > 4_000 and sum(expected.values()) == len(expected)
+    rng = random.Random(10)
+    trials = [signal.SIGKILL] * 10 + [signal.SIGINT] * 3
+    stopped_midway = with_workers = interrupted = 0
+    for i, signum in enumerate(trials):
+        db = tmp_path / f"trial{i}.duckdb"
+        delay = rng.uniform(0.3, max(0.6, duration * 0.9))
+        stopped, workers = stop_at(logs, db, delay, signum)
+        no_process_left(workers)
+        with_workers += bool(workers)
+        if signum == signal.SIGKILL:
+            assert stopped.returncode in (-signal.SIGKILL, 0), stopped.stderr
+        elif stopped.returncode == 130:
+            interrupted += 1
+            assert stopped.stderr.strip().startswith("interrupted: "), stopped.stderr
+            assert stopped.stderr.strip().endswith("stored; run the same command to continue")
+            assert len(stopped.stderr.strip().splitlines()) == 1
+        if db.exists():
+            # a status never claims more than was stored: a source marked ok holds all its events
+            done = {s[0] for s in statuses(db) if s[1] == "ok"}
+            stored = events(db)
+            for uri_name in done:
+                assert by_file(stored, uri_name) == by_file(expected, uri_name), uri_name
+            stopped_midway += len(done) < 2
+        again = subprocess.run([CLI, "ingest", str(logs), "--db", str(db)], env=ENV, capture_output=True, text=True)
+        assert again.returncode == 0, again.stderr
+        assert events(db) == expected, f"trial {i} ({signal.Signals(signum).name} after {delay:.2f}s)"
+        assert [s[1] for s in statuses(db)] == ["ok", "ok"]
+        assert statuses(db) == statuses(clean_db)
+        db.unlink()
+    assert stopped_midway >= 8  # the kills landed inside the ingest, not after it
+    assert with_workers >= 3 and interrupted >= 1, (with_workers, interrupted)
