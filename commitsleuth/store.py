@@ -198,6 +198,23 @@ class Store:
                 pass  # the failed COMMIT already ended the transaction
             raise StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}") from None
 
+    def supersede_source(self, source_id: int, reason: str) -> None:
+        """Retire a source whose file was replaced by a new version: its events move to
+        ``superseded_events`` and its status becomes ``superseded``, in one transaction."""
+        try:
+            self.con.execute("BEGIN")
+            self.con.execute("INSERT INTO superseded_events BY NAME SELECT * FROM events WHERE source_id = ?",
+                             [source_id])
+            self.con.execute("DELETE FROM events WHERE source_id = ?", [source_id])
+            self.update_source(source_id, status="superseded", reason=reason)
+            self.con.execute("COMMIT")
+        except duckdb.Error as exc:
+            try:
+                self.con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}") from None
+
     def resume_point(self, source: dict) -> tuple[int, int, int]:
         """Where an unfinished source continues: (byte offset, line number, events already
         stored at that offset). A running source's checkpoint is the start of its last stored

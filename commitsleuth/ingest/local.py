@@ -190,6 +190,19 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     previous = (store.find_source(uri) or store.find_source(uri + eventlogs.IN_PROGRESS)
                 or store.find_source_by_fingerprint(fp))
     resume_at, first_line, stored_at_resume, resuming = 0, 1, 0, False
+    if previous is not None and previous["status"] == "superseded":
+        previous = None
+    if previous is not None and previous["uri"] == uri and previous["format"] and previous["status"] not in ("failed", "skipped"):
+        # rewritten in place (truncated, shorter, another head): a new version read whole; the
+        # old one's events retire to superseded_events, so the file's lines are never doubled
+        changed = None
+        if not same_head(path, previous["fingerprint"]):
+            changed = "its first bytes changed"
+        elif _shrank(path, previous, size):
+            changed = f"it shrank to {size} bytes"
+        if changed:
+            store.supersede_source(previous["source_id"], f"{changed}: read again as a new version")
+            previous = None
     if previous is not None and same_head(path, previous["fingerprint"]):
         unfinished = previous["status"] == "running" and previous["format"]
         if unfinished:  # stopped by a signal, a crash or a failed write: continue at its checkpoint
@@ -230,6 +243,15 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     read.stored_at_resume = stored_at_resume
     read.submit()
     return read
+
+
+def _shrank(path: Path, previous: dict, size: int) -> bool:
+    """The file is shorter than what was read of it (plain files: bytes_read counts file bytes),
+    or than the size it had when it was read whole: it is not the same file any more, and
+    continuing it would double or lose lines."""
+    if path.is_file() and is_plain(path) and size < (previous["bytes_read"] or 0):
+        return True
+    return previous["status"] != "running" and size < (previous["size_bytes"] or 0)
 
 
 def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
