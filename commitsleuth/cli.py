@@ -17,7 +17,7 @@ import click
 from commitsleuth import __version__
 from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
 from commitsleuth.model import SEVERITIES
-from commitsleuth.store import DEFAULT_DB, Store
+from commitsleuth.store import DEFAULT_DB, Store, open_waiting
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -177,6 +177,11 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
     return EXIT_USAGE if report.by_status("failed") else EXIT_OK
 
 
+def _open_reader(db: str, read_only: bool = True) -> Store:
+    """The store for a command that reads it: waits (saying so once) while a writer holds it."""
+    return open_waiting(db, read_only=read_only, on_wait=lambda message: click.echo(message, err=True))
+
+
 def _attach(directory: str, db: str) -> None:
     from commitsleuth.ingest.parquet import attach_parquet
 
@@ -219,7 +224,7 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
     from commitsleuth.forensics.analyze import analyze as run_analyze
     from commitsleuth.report.text import findings_json, findings_text
 
-    with Store(db) as store:
+    with _open_reader(db, read_only=False) as store:
         findings = run_analyze(store, list(detectors) or None)
         click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))
     return _exit_for(findings, fail_on)
@@ -277,7 +282,7 @@ def timeline(table: str, partition: str | None, no_color: bool, db: str) -> int:
     from commitsleuth.forensics.timeline import timeline as build
     from commitsleuth.report.terminal import print_timeline
 
-    with Store(db, read_only=True) as store:
+    with _open_reader(db) as store:
         rows = build(store, table, partition)
         title = f"{partition} in {table}" if partition else table
         print_timeline(store, rows, title=title, color=not no_color)
@@ -319,7 +324,7 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
         close = difflib.get_close_matches(name_or_sql, named, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else "; see 'commitsleuth query --list'"
         raise UnknownQueryError(f"no query named {name_or_sql!r}{hint}")
-    with Store(db, read_only=True) as store:
+    with _open_reader(db) as store:
         try:
             columns, rows = store.query(sql)
         except Exception as exc:  # duckdb's own errors are the user's SQL errors
@@ -353,7 +358,7 @@ def report(output: str, db: str) -> int:
     """
     from commitsleuth.report import write_report
 
-    with Store(db, read_only=True) as store:
+    with _open_reader(db) as store:
         path = write_report(store, output)
     click.echo(f"report written to {path}")
     return EXIT_OK

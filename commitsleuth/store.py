@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -45,6 +46,30 @@ def latest_version() -> int:
 def _redacted(values: dict) -> dict:
     """A source's text fields (reason, uri, format notes) through the one redaction layer."""
     return {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
+
+
+LOCK_WAIT = 30.0  # seconds a reader waits for a writer's lock (COMMITSLEUTH_LOCK_WAIT overrides)
+
+
+def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = False,
+                 on_wait=None, wait: float | None = None) -> "Store":
+    """Open the store, retrying with backoff while another process holds its lock (an ingest
+    or a live capture between batches), up to ``wait`` seconds. ``on_wait(message)`` is called
+    once, when the first attempt finds the store locked. Past the bound: StoreLockedError."""
+    bound = float(os.environ.get("COMMITSLEUTH_LOCK_WAIT", LOCK_WAIT)) if wait is None else wait
+    deadline, pause, said = time.monotonic() + bound, 0.02, False
+    while True:
+        try:
+            return Store(path, read_only=read_only)
+        except StoreLockedError as exc:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            if not said and on_wait is not None:
+                on_wait(f"waiting up to {bound:g}s: {exc}")
+                said = True
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.5)
 
 
 class Store:

@@ -1,0 +1,67 @@
+"""Readers during writes: query/analyze/timeline/report wait for a writer's lock with backoff,
+saying so once, up to a bound (COMMITSLEUTH_LOCK_WAIT); ingest still fails at once. The writer
+is a real second process holding the real DuckDB file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_ingest_text import hive_log  # noqa: E402
+
+HOLD = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+
+@pytest.fixture
+def store_with_events(cli, tmp_path):
+    log, db = tmp_path / "hive.log", tmp_path / "store.duckdb"
+    log.write_text(hive_log(30))
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    return db
+
+
+def hold(db, seconds: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(db), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline() == "held\n"
+    return proc
+
+
+@pytest.mark.parametrize("command", [("query", "SELECT count(*) FROM events"), ("analyze",),
+                                     ("timeline", "db.t")])
+def test_a_reader_waits_for_the_writer_and_says_so_once(cli, store_with_events, monkeypatch, command):
+    monkeypatch.setenv("COMMITSLEUTH_LOCK_WAIT", "30")
+    writer = hold(store_with_events, 1.5)
+    try:
+        r = cli(*command, "--db", store_with_events)
+    finally:
+        writer.wait()
+    assert r.exit_code in (0, 1), r.err  # 1: analyze found something
+    assert r.err.splitlines() == [
+        f"waiting up to 30s: {store_with_events} is locked by another process (process {writer.pid}); "
+        "wait for it to finish or use another --db"]
+
+
+def test_past_the_bound_the_lock_error_and_ingest_never_waits(cli, store_with_events, monkeypatch, tmp_path):
+    monkeypatch.setenv("COMMITSLEUTH_LOCK_WAIT", "0.3")
+    writer = hold(store_with_events, 20)
+    try:
+        r = cli("query", "SELECT 1", "--db", store_with_events)
+        log = tmp_path / "more.log"
+        log.write_text(hive_log(3))
+        w = cli("ingest", log, "--db", store_with_events)
+    finally:
+        writer.kill()
+        writer.wait()
+    locked = f"{store_with_events} is locked by another process (process {writer.pid}); wait for it to finish or use another --db"
+    assert (r.exit_code, r.err.splitlines()) == (2, [f"waiting up to 0.3s: {locked}", f"Error: {locked}"])
+    assert (w.exit_code, w.err) == (2, f"Error: {locked}\n")
