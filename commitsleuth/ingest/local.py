@@ -8,10 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import glob
 import ctypes
+import errno
 import multiprocessing
 import os
 import re
 import signal
+import stat
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -79,9 +81,15 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
         if not matches or not all(os.path.lexists(m) for m in matches):
             raise InputError(f"no such file or directory: {raw}")
         for m in matches:
+            try:
+                os.stat(m)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise InputError(f"symlink loop: {m}") from None
             p = Path(m)
             if p.is_dir():
-                files.extend(sorted(q for q in p.rglob("*") if q.is_file()))
+                # special files met in a directory get a status too (skipped, never opened)
+                files.extend(sorted(q for q in p.rglob("*") if q.is_file() or special_file(q)))
             else:
                 files.append(p)
     seen, unique = set(), []
@@ -91,6 +99,20 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
             seen.add(key)
             unique.append(f)
     return eventlogs.group_rolling(unique)
+
+
+def special_file(path: Path) -> str | None:
+    """What a FIFO, socket or device is called, or None: such files are never opened (a FIFO
+    blocks the reader forever, a device never ends)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return None
 
 
 def attempt_from_path(path: str) -> str | None:
@@ -180,6 +202,11 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
     uri = str(path.resolve())
+    special = special_file(path)
+    if special:
+        reason = f"a {special}, not a regular file: not opened"
+        sid = store.add_source(uri, "file", status="skipped", reason=reason, finished_at=_now())
+        return SourceResult(uri, "skipped", None, reason=reason, source_id=sid)
     try:
         size = eventlogs.size_of(path)
         fp = fingerprint(path)
