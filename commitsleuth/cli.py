@@ -17,6 +17,7 @@ import click
 from commitsleuth import __version__
 from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
 from commitsleuth.model import SEVERITIES
+from commitsleuth.report.escape import printable
 from commitsleuth.store import DEFAULT_DB, Store, open_waiting
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -258,7 +259,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
         if fmt == "json":
             click.echo(findings_json(store, findings))
         else:
-            click.echo(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}")
+            click.echo(printable(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}"))
             click.echo(findings_text(store, findings))
     return _exit_for(findings, fail_on)
 
@@ -335,7 +336,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows(rows)
+        # CSV has no escape for control characters: shown as '?', its own quoting keeps the layout
+        writer.writerows([[printable(v, keep_layout=True) if isinstance(v, str) else v for v in row]
+                          for row in rows])
         click.echo(buf.getvalue(), nl=False)
     else:
         click.echo(table_text(columns, rows))

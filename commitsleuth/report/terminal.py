@@ -14,6 +14,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
+from commitsleuth.report.escape import printable
 from commitsleuth.report.lanes import (OUTCOMES, PartitionLanes, TimelineRow, format_ts, kind_label,
                                 partition_lanes)
 from commitsleuth.store import Store
@@ -24,8 +25,6 @@ _BAR_STYLE = {"ok": "green", "bad": "red", "info": "blue"}
 _BAR, _EMPTY = "━", " "
 
 
-# Log text must not drive the terminal: control characters (ESC above all) are shown as '?'.
-_CONTROL = {c: "?" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
 
 
 def middle(text: str | None, width: int) -> str:
@@ -33,7 +32,7 @@ def middle(text: str | None, width: int) -> str:
 
     Widths are terminal cells, so a path with CJK characters (two cells each) fits too.
     """
-    text = (text or "").replace("\n", " ").translate(_CONTROL)
+    text = printable((text or "").replace("\n", " "))
     if cell_len(text) <= width:
         return text
     if width <= 1:

@@ -9,6 +9,7 @@ from typing import Sequence
 from commitsleuth.forensics.analyze import evidence
 from commitsleuth.forensics.detectors import Finding
 from commitsleuth.model import SEVERITIES
+from commitsleuth.report.escape import printable
 from commitsleuth.store import Store
 
 
@@ -53,7 +54,8 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
     counts = Counter(f.severity for f in findings)
     parts = ", ".join(f"{counts[s]} {s}" for s in reversed(SEVERITIES) if counts[s])
     out.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}).")
-    return "\n".join(out)
+    # every piece above may carry log text (partitions, paths, evidence): none drives the terminal
+    return "\n".join(printable(line, keep_layout=True) for line in out)
 
 
 def findings_json(store: Store, findings: list[Finding]) -> str:
@@ -91,7 +93,7 @@ def table_text(columns: Sequence[str], rows: Sequence[Sequence], *, max_width: i
 
 def _cell(value, max_width: int) -> str:
     text = "" if value is None else str(value)
-    text = text.replace("\n", " ")
+    text = printable(text.replace("\n", " "))
     return text if len(text) <= max_width else text[: max_width - 3] + "..."
 
 
