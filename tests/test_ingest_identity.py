@@ -66,3 +66,4 @@ def test_a_big_file_cut_shorter_keeps_its_head_and_is_a_new_version(cli, tmp_pat
     assert rows(db, EVENTS) == rows(clean, EVENTS)
     assert rows(db, "SELECT status, reason FROM sources ORDER BY source_id") == [
         ("superseded", f"it shrank to {log.stat().st_size} bytes: read again as a new version"), ("ok", None)]
+

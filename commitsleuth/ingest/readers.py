@@ -64,7 +64,8 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
     if codec == "lz4":
         import lz4.frame
 
-        return lz4.frame.LZ4FrameFile(raw)
+        # Through _Inflate too: LZ4FrameFile drops every block of a truncated frame.
+        return _Inflate(raw, lz4.frame.LZ4FrameDecompressor)
     from commitsleuth.ingest.codecs import open_java_stream  # Spark event logs' lz4/snappy/lzf
 
     return open_java_stream(raw) or raw
