@@ -206,13 +206,16 @@ class Store:
         self.con.execute("INSERT INTO events BY NAME SELECT * FROM batch")
         self._next_event_id = self.next_event_id() + batch.num_rows
 
-    def write_checkpoint(self, batch: pa.Table, source_id: int, **progress) -> None:
-        """Append a batch and the source's progress in one transaction: after a crash the store
-        holds both or neither, so a later ingest continues exactly where the events stop."""
+    def write_checkpoint(self, batch: pa.Table, source_id: int, rejects: dict | None = None,
+                         **progress) -> None:
+        """Append a batch, the rejects counted with it and the source's progress in one
+        transaction: after a crash the store holds all or none of them, so a later ingest
+        continues exactly where the events stop."""
         next_id = self._next_event_id
         try:
             self.con.execute("BEGIN")
             self.write_arrow(batch)
+            self.add_rejects(source_id, rejects or {})
             self.update_source(source_id, **progress)
             self.con.execute("COMMIT")
         except duckdb.Error as exc:
@@ -255,6 +258,12 @@ class Store:
         stored = self.con.execute(
             "SELECT count(*) FROM events WHERE source_id = ? AND byte_offset = ?", [sid, offset]).fetchone()[0]
         return offset, line, stored
+
+    def rejects_of(self, source_id: int) -> dict[str, list]:
+        """A source's stored reject counters ``{reason: [count, first_line, sample]}``."""
+        found = self.con.execute(
+            "SELECT reason, count, first_line, sample FROM rejects WHERE source_id = ?", [source_id]).fetchall()
+        return {reason: [count, line, sample] for reason, count, line, sample in found}
 
     def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
         """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""

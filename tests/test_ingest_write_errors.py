@@ -80,7 +80,9 @@ def test_read_only_filesystem_is_one_error(cli, small_fs, tmp_path):
 
 def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypatch):
     log = tmp_path / "hive.log"
-    log.write_text(hive_log(90_000))  # 30,000 events: three batches
+    # 30,000 events: three batches; a binary line in the second one is rejected, and that
+    # count survives the failure like the events
+    log.write_bytes(hive_log(30_000).encode() + b"\x00\x00\x7fELF junk\n" + hive_log(60_000, 30_000).encode())
     clean, db = tmp_path / "clean.duckdb", tmp_path / "store.duckdb"
     assert cli("ingest", log, "--db", clean).exit_code == 0
     real_write = Store.write_arrow
@@ -97,10 +99,12 @@ def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypat
     assert r.exit_code == 2
     assert r.err == (f"Error: cannot write to {db}: IO Error: Could not write file \"store.duckdb.wal\": "
                      "Input/output error\n")
-    assert rows(db, "SELECT status, events FROM sources") == [("running", 20_000)]
+    assert rows(db, "SELECT status, events, rejected FROM sources") == [("running", 20_000, 1)]
+    assert rows(db, "SELECT reason, count FROM rejects") == [("binary data (NUL bytes)", 1)]
     assert rows(db, "SELECT count(*) FROM events") == [(20_000,)]
     monkeypatch.setattr(Store, "write_arrow", real_write)
     again = cli("ingest", log, "--db", db)
     assert again.exit_code == 0, again.err
     assert rows(db, EVENTS) == rows(clean, EVENTS)
-    assert rows(db, "SELECT status, events FROM sources") == [("ok", 30_000)]
+    assert rows(db, "SELECT status, events, rejected FROM sources") == rows(clean, "SELECT status, events, rejected FROM sources")
+    assert rows(db, "SELECT * FROM rejects") == rows(clean, "SELECT * FROM rejects")

@@ -268,6 +268,10 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
     read.previous = previous if resuming else None
     read.stored_at_resume = stored_at_resume
+    if resuming and previous["status"] == "running":
+        # the rejects stored before the stop count toward this read's status, not again in the store
+        read.stats.rejects = store.rejects_of(sid)
+        read.committed_rejects = {reason: entry[0] for reason, entry in read.stats.rejects.items()}
     read.submit()
     return read
 
@@ -297,8 +301,9 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
             table = read.without_stored(table)
             if table.num_rows:
                 checkpoint = _last_position(table) or checkpoint
-                store.write_checkpoint(table, sid, bytes_read=checkpoint[0], lines=checkpoint[1],
-                                       events=previous.get("events", 0) + written + table.num_rows)
+                store.write_checkpoint(table, sid, read.uncommitted_rejects(), bytes_read=checkpoint[0],
+                                       lines=checkpoint[1], events=previous.get("events", 0) + written + table.num_rows,
+                                       rejected=previous.get("rejected", 0) + stats.rejected)
                 written += table.num_rows
                 if on_events:
                     on_events(table.num_rows)
@@ -316,7 +321,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         status, reason = "partial", read.damage()
     if status == "ok":
         reason = eventlogs.state_note(read.path)
-    store.add_rejects(sid, {k: [c, line, redact(sample)] for k, (c, line, sample) in stats.rejects.items()})
+    store.add_rejects(sid, read.uncommitted_rejects())
     store.update_source(
         sid,
         status=status,
@@ -384,7 +389,19 @@ class FileRead:
         self.queued: list = []  # (start, end) of ranges not handed out yet
         self.bytes_read = resume_at
         self.stored_at_resume = 0  # events of the record at resume_at already in the store
+        self.committed_rejects: dict[str, int] = {}  # reject counts already in the store
         self.invalid_utf8 = self.long_lines = 0
+
+    def uncommitted_rejects(self) -> dict[str, list]:
+        """Reject counters ``{reason: [count, first_line, sample]}`` grown since the last call:
+        each checkpoint stores the rejects counted with its batch."""
+        fresh = {}
+        for reason, (count, line, sample) in self.stats.rejects.items():
+            more = count - self.committed_rejects.get(reason, 0)
+            if more > 0:
+                fresh[reason] = [more, line, redact(sample)]
+                self.committed_rejects[reason] = count
+        return fresh
 
     def without_stored(self, table: pa.Table) -> pa.Table:
         """The batch less the events a checkpoint already holds: a continued read parses the
