@@ -114,7 +114,8 @@ class Store:
             "CREATE TABLE IF NOT EXISTS schema_version "
             "(version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)"
         )
-        current = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+        applied = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+        current = max(applied, default=0)
         known = migrations()
         if current > known[-1][0]:
             raise StoreError(
@@ -122,7 +123,8 @@ class Store:
                 f"({known[-1][0]}); upgrade commitsleuth"
             )
         for version, name, sql in known:
-            if version <= current:
+            # numbered by issue, so a store may lack one below its newest: apply what is missing
+            if version in applied:
                 continue
             con.execute("BEGIN")
             try:

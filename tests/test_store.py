@@ -58,3 +58,16 @@ def test_bulk_write_assigns_increasing_ids(store):
 def test_read_only_open_of_a_missing_store_is_a_clear_error(tmp_path):
     with pytest.raises(StoreError, match="no database at .*: run 'commitsleuth ingest' first"):
         Store(tmp_path / "missing.duckdb", read_only=True)
+
+
+def test_a_migration_numbered_below_the_newest_applied_still_runs(tmp_path):
+    """Migrations are numbered by issue: a store made before 0010 existed, already at 0013, gets it."""
+    from commitsleuth.store import Store
+
+    db = tmp_path / "old.duckdb"
+    with Store(db) as store:
+        store.con.execute("DROP TABLE superseded_events")
+        store.con.execute("DELETE FROM schema_version WHERE version = 10")
+    with Store(db) as store:
+        assert store.count("superseded_events") == 0
+        assert 10 in {v for (v,) in store.con.execute("SELECT version FROM schema_version").fetchall()}
