@@ -104,9 +104,16 @@ def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, 
     expected = events(clean_db)
     assert len(expected) > 4_000 and sum(expected.values()) == len(expected)
     rng = random.Random(10)
-    trials = [signal.SIGKILL] * 10 + [signal.SIGINT] * 3
-    stopped_midway = with_workers = interrupted = 0
-    for i, signum in enumerate(trials):
+    # SIGKILL until 10 have landed inside the ingest (a loaded machine lets some land after it:
+    # those still re-run and compare, but do not count), at most 20; then SIGINT 3 times.
+    kills = sigints = stopped_midway = with_workers = interrupted = 0
+    for i in range(23):
+        if stopped_midway < 10 and kills < 20:
+            signum, kills = signal.SIGKILL, kills + 1
+        elif sigints < 3:
+            signum, sigints = signal.SIGINT, sigints + 1
+        else:
+            break
         db = tmp_path / f"trial{i}.duckdb"
         delay = rng.uniform(0.3, max(0.6, duration * 0.9))
         stopped, workers = stop_at(logs, db, delay, signum)
@@ -125,12 +132,12 @@ def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, 
             stored = events(db)
             for uri_name in done:
                 assert by_file(stored, uri_name) == by_file(expected, uri_name), uri_name
-            stopped_midway += len(done) < 2
+            stopped_midway += signum == signal.SIGKILL and len(done) < 2
         again = subprocess.run([CLI, "ingest", str(logs), "--db", str(db)], env=ENV, capture_output=True, text=True)
         assert again.returncode == 0, again.stderr
         assert events(db) == expected, f"trial {i} ({signal.Signals(signum).name} after {delay:.2f}s)"
         assert [s[1] for s in statuses(db)] == ["ok", "ok"]
         assert statuses(db) == statuses(clean_db)
         db.unlink()
-    assert stopped_midway >= 8  # the kills landed inside the ingest, not after it
+    assert stopped_midway >= 10  # ten kills landed inside the ingest, not after it
     assert with_workers >= 3 and interrupted >= 1, (with_workers, interrupted)

@@ -140,12 +140,13 @@ def ingest(
     report = IngestReport()
     workers = _workers(sum(_size(f) for f in files))
     planned: deque = deque()
+    opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
     stop = stop_requested or (lambda: 0)
     with _pool(workers) as pool:
         for path in files:
             if stop() and planned:
                 break  # the reads planned so far stop at their first checkpoint below
-            item = _plan(store, path, fmt_forced, progress, pool, keep_reads)
+            item = _plan(store, path, fmt_forced, progress, pool, keep_reads, opened)
             planned.append(item)
             # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
             while sum(len(i.futures) for i in planned if isinstance(i, FileRead)) > 2 * workers + 2:
@@ -198,7 +199,7 @@ def _size(path: Path) -> int:
 
 
 def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
-          keep_reads: bool = False) -> "SourceResult | FileRead":
+          keep_reads: bool = False, opened: set[int] | None = None) -> "SourceResult | FileRead":
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
     uri = str(path.resolve())
@@ -230,6 +231,10 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         if changed:
             store.supersede_source(previous["source_id"], f"{changed}: read again as a new version")
             previous = None
+    opened = set() if opened is None else opened
+    if previous is not None and previous["source_id"] in opened:
+        # a copy of a file this run is reading (same bytes under another name): read once
+        return SourceResult(uri, "unchanged", previous["format"], source_id=previous["source_id"])
     if previous is not None and same_head(path, previous["fingerprint"]):
         unfinished = previous["status"] == "running" and previous["format"]
         if unfinished:  # stopped by a signal, a crash or a failed write: continue at its checkpoint
@@ -264,6 +269,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         store.update_source(sid, uri=uri, status="running", fingerprint=fp, size_bytes=size)
     else:
         sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
+    opened.add(sid)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri), keep_reads=keep_reads)
     read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
     read.previous = previous if resuming else None
