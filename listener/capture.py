@@ -31,7 +31,7 @@ import orjson
 from commitsleuth.errors import StoreLockedError
 from commitsleuth.listener.hooks import HooksListener
 from commitsleuth.listener.inventory import Lister
-from commitsleuth.listener.jvm import SpoolWriter, spool_root
+from commitsleuth.listener.jvm import SpoolWriter, extend_sql_redaction, spool_root
 from commitsleuth.listener.tail import SpoolTail
 from commitsleuth.model import Event
 from commitsleuth.parsers.spark_events import COMMIT_CONF, SparkEventDecoder
@@ -82,6 +82,8 @@ class LiveCapture:
                  inventory: bool = True, spool_dir=None, keep_spool: bool = False):
         self.session = spark if hasattr(spark, "sparkContext") else None
         self.sc = spark.sparkContext if self.session is not None else spark
+        if self.session is not None:
+            extend_sql_redaction(self.session)
         self.db = str(db or default_db_path())
         self.interval = interval
         self.app_id = self.sc.applicationId

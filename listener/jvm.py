@@ -13,6 +13,10 @@ from pathlib import Path
 
 from commitsleuth.redact import spark_redaction_conf
 
+# Free-text local properties a user may fill with secrets (job description, job group).
+LOCAL_PROPERTIES = ("spark.job.description", "spark.jobGroup.id")
+SQL_STRING_REDACTION = "spark.sql.redaction.string.regex"
+
 # Our own queues: a slow consumer drops events there, never on Spark's `shared` queue.
 SPOOL_QUEUE = "commitsleuth"
 HOOKS_QUEUE = "commitsleuthHooks"
@@ -55,6 +59,12 @@ class SpoolWriter:
         current = {k: conf.get(k) for k in ("spark.redaction.regex", "spark.redaction.string.regex") if conf.contains(k)}
         for key, value in spark_redaction_conf(current).items():
             conf.set(key, value)
+        # Spark redacts only the job properties its conf holds (a job's description and group are
+        # local properties it writes as they are): holding them here puts them under the
+        # regexes above, which Spark matches against values too.
+        for key in LOCAL_PROPERTIES:
+            if not conf.contains(key):
+                conf.set(key, "")
         uri = self.jvm.java.net.URI("file:" + str(directory.resolve()))
         none = self.jvm.scala.Option.apply(None)
         self.listener = self.jvm.org.apache.spark.scheduler.EventLoggingListener(
@@ -82,6 +92,17 @@ class SpoolWriter:
         self.bus.removeListener(self.listener)
         self.flush()
         self._print_writer.flush()
+
+
+def extend_sql_redaction(session) -> None:
+    """A SQL execution's description (a job description, when set) and plan are redacted by the
+    session's own string regex when Spark creates the event, before any listener sees it: it
+    gets ours or'ed in (it changes only what the UI and event logs show)."""
+    theirs = session.conf.get(SQL_STRING_REDACTION, None)
+    ours = spark_redaction_conf({})["spark.redaction.string.regex"]
+    if theirs and ours in theirs:
+        return
+    session.conf.set(SQL_STRING_REDACTION, f"(?:{theirs})|{ours}" if theirs else ours)
 
 
 def dropped_events(sc) -> dict[str, int]:
