@@ -1,6 +1,6 @@
-"""More samples for the redaction layer (complementing test_redaction.py): each pattern with positive and negative samples, no over-redaction of the
-real seed-000 lines, and every event field (and every string inside ``detail``) passing through it.
-Secret values here are synthetic, made up for these tests."""
+"""More samples for the redaction layer (complementing test_redaction.py): patterns with positive
+and negative samples, no over-redaction of the real seed-000 lines, planted secrets absent from
+every stored column and the DuckDB bytes. Secret values here are synthetic, made up for these tests."""
 
 from pathlib import Path
 
