@@ -131,7 +131,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
 
         for r in report.results:
             if r.status in ("ok", "partial") or r.reason == "not a log format commitsleuth reads":
-                click.echo(f"  format of {r.uri}: {why(r.uri, format_name)}")
+                click.echo(redact(f"  format of {r.uri}: {why(r.uri, format_name)}"))
     for r in report.failed:
         _error(f"{r.uri}: {r.reason}")
     return EXIT_USAGE if report.failed else EXIT_OK
@@ -157,6 +157,7 @@ def _stop_on_signals():
 
 def _ingest_spark(paths, format_name, master, out, db) -> int:
     from commitsleuth.ingest.spark import ingest_spark
+    from commitsleuth.redact import redact
 
     report = ingest_spark(list(paths), out, master=master, format_name=format_name)
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped")}
@@ -168,7 +169,7 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
                f"{rejected} rejected lines -> {report.out}")
     for s in report.sources:
         if s["status"] in ("partial", "skipped"):
-            click.echo(f"  {s['status']}: {s['uri']}: {s['reason']}")
+            click.echo(redact(f"  {s['status']}: {s['uri']}: {s['reason']}"))
     for s in report.by_status("failed"):
         _error(f"{s['uri']}: {s['reason']}")
     if "://" not in report.out or report.out.startswith("file:"):
@@ -252,6 +253,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
       commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
     """
     from commitsleuth.forensics.audit import audit as run_audit
+    from commitsleuth.redact import redact
     from commitsleuth.report.text import findings_json, findings_text
 
     with Store(db or ":memory:") as store:
@@ -259,7 +261,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
         if fmt == "json":
             click.echo(findings_json(store, findings))
         else:
-            click.echo(printable(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}"))
+            click.echo(printable(redact(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}")))
             click.echo(findings_text(store, findings))
     return _exit_for(findings, fail_on)
 

@@ -13,9 +13,8 @@ from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from commitsleuth.redact import TRIGGER_RE, has_user_patterns, redact, redact_value
+from commitsleuth.redact import redact_table
 
 # Event kinds. Documented in docs/schema.md; a test checks that the two agree.
 KINDS = {
@@ -124,33 +123,7 @@ def events_to_arrow(events: list[Event], first_id: int | None) -> pa.Table:
     cols["event_id"] = list(range(first_id, first_id + n)) if first_id is not None else [None] * n
     details = cols["detail"]
     cols["detail"] = [json.dumps(d, sort_keys=True, default=str) if d else None for d in details]
-    return _redacted(pa.table(cols, schema=EVENT_SCHEMA), details)
+    # The one place events become rows: every text column and every string in detail
+    # is redacted here, whatever made the event (logs, event logs, live capture, listings).
+    return redact_table(pa.table(cols, schema=EVENT_SCHEMA), details)
 
-
-_TEXT_COLUMNS = [i for i, f in enumerate(EVENT_SCHEMA) if f.type == pa.string()]
-
-
-def _redacted(table: pa.Table, details: list) -> pa.Table:
-    """The one redaction point of events: every text column, and every string inside
-    ``detail``, of every event stored (log ingest, event logs, live capture, both engines).
-    One RE2 test per column finds the few cells that can hold a secret; only those run the
-    patterns (detail is re-serialised from its redacted strings, so it stays valid JSON)."""
-    if table.num_rows == 0:
-        return table
-    everything = has_user_patterns()
-    for i in _TEXT_COLUMNS:
-        col = table.column(i)
-        if col.null_count == len(col):
-            continue
-        hits = pc.is_valid(col) if everything else pc.match_substring_regex(col, TRIGGER_RE, ignore_case=True)
-        if not pc.any(hits).as_py():
-            continue
-        name = table.schema.field(i).name
-        values, mask = col.to_pylist(), hits.to_pylist()
-        if name == "detail":
-            new = [json.dumps(redact_value(d), sort_keys=True, default=str) if m else v
-                   for v, m, d in zip(values, mask, details)]
-        else:
-            new = [redact(v) if m else v for v, m in zip(values, mask)]
-        table = table.set_column(i, name, pa.array(new, pa.string()))
-    return table

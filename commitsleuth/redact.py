@@ -11,9 +11,13 @@ extended by ``spark_redaction_conf``. Extra patterns come from ``--redact REGEX`
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 MASK = "***"
 
@@ -59,6 +63,11 @@ _JDBC_PASSWORD = re.compile(r"(?P<key>(?:^|(?<=\s))-p)(?P<sep>\s+)(?!\*\*\*)(?P<
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 _EXTRA: list[re.Pattern] = []  # the user's: --redact, COMMITSLEUTH_REDACT, spark.redaction.string.regex
 _EXTRA_KEYS: list[re.Pattern] = []  # spark.redaction.regex: conf keys whose values are secret
+# The user's regexes as written: each is its own columnar trigger (a text it can mask contains
+# a match of it).
+_USER_TRIGGERS: list[str] = []
+# A key (JSON field, conf key) that names a secret: its string value is masked whole.
+_SECRET_KEY = re.compile(rf"(?i)(?:{_SECRET_WORDS})")
 
 # Every trigger in one RE2 pattern (case-insensitive), for the columnar test where events
 # become rows (model.events_to_arrow): only the rows it finds run the patterns above.
@@ -89,19 +98,85 @@ def _mask(m: re.Match) -> str:
 
 
 def has_user_patterns() -> bool:
-    """True when user patterns exist: the cheap trigger test cannot speak for them."""
+    """True when user patterns exist (``--redact``, the environment, a Spark conf's)."""
     return bool(_EXTRA or _EXTRA_KEYS)
 
 
+def names_secret(key: str) -> bool:
+    """True when a key (a conf key, a JSON field) names a secret, ours or the user's."""
+    return bool(_SECRET_KEY.search(key)) or any(p.search(f"{key}=x") for p in _EXTRA_KEYS)
+
+
 def redact_value(value: Any) -> Any:
-    """Every string inside a JSON-like value (dicts, lists), redacted."""
+    """Every string inside a JSON-like value (dicts, lists), redacted; a string under a key that
+    names a secret is masked whole, and so is the value of a ``{"key": k, "value": v}`` pair
+    whose ``k`` does (a conf entry)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        pair_key = value.get("key")
+        secret_pair = isinstance(pair_key, str) and names_secret(pair_key)
+        return {k: MASK if isinstance(v, str) and (names_secret(k) or (secret_pair and k == "value"))
+                else redact_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_value(v) for v in value]
     return value
+
+
+def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
+    """Every text column of an Arrow table through ``redact``; a ``detail`` column (JSON) has
+    every string inside it redacted (``redact_value``) and stays valid JSON. ``details``, when
+    given, are the ``detail`` values before serialising (saves parsing them again).
+
+    One RE2 test per column (``TRIGGER_RE``, and each user regex) finds the few cells that can
+    hold a secret; only those run the patterns. The one place events become rows
+    (``model.events_to_arrow``) and the findings writer call it."""
+    if table.num_rows == 0:
+        return table
+    for i, fld in enumerate(table.schema):
+        if fld.type != pa.string():
+            continue
+        col = table.column(i)
+        if col.null_count == len(col):
+            continue
+        hits = _hits(col)
+        if not pc.any(hits).as_py():
+            continue
+        values, mask = col.to_pylist(), hits.to_pylist()
+        if fld.name == "detail":
+            parsed = details if details is not None else [None] * len(values)
+            new = [_redact_json(v, d) if m else v for v, m, d in zip(values, mask, parsed)]
+        else:
+            new = [redact(v) if m else v for v, m in zip(values, mask)]
+        table = table.set_column(i, fld.name, pa.array(new, pa.string()))
+    return table
+
+
+def _hits(col) -> pa.ChunkedArray:
+    """Cells that may hold a secret: a superset of what ``redact`` changes."""
+    hits = pc.match_substring_regex(col, TRIGGER_RE, ignore_case=True)
+    if not _USER_TRIGGERS:
+        return hits
+    # Python's \w, \d and case folding reach past ASCII where RE2's do not: such cells run the
+    # user's patterns whatever RE2 says.
+    hits = pc.or_(hits, pc.match_substring_regex(col, r"[^\x00-\x7f]"))
+    for regex in _USER_TRIGGERS:
+        try:
+            hits = pc.or_(hits, pc.match_substring_regex(col, regex, ignore_case=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a regex RE2 cannot run
+            return pc.is_valid(col)
+    return hits
+
+
+def _redact_json(text: str | None, value: Any = None) -> str | None:
+    if text is None:
+        return None
+    if value is None:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return redact(text)
+    return json.dumps(redact_value(value), sort_keys=True, default=str)
 
 
 def add_pattern(regex: str) -> None:
@@ -114,6 +189,7 @@ def add_pattern(regex: str) -> None:
         raise InputError(f"--redact {regex!r} is not a valid regular expression: {exc}") from None
     if all(p.pattern != pat.pattern for p in _EXTRA):
         _EXTRA.append(pat)
+        _USER_TRIGGERS.append(regex)
 
 
 def add_key_pattern(regex: str) -> None:
@@ -129,6 +205,7 @@ def add_key_pattern(regex: str) -> None:
         re.I)
     if all(p.pattern != pat.pattern for p in _EXTRA_KEYS):
         _EXTRA_KEYS.append(pat)
+        _USER_TRIGGERS.append(regex)
 
 
 def honour_spark_conf(props: dict) -> None:
@@ -146,6 +223,7 @@ def clear_user_patterns() -> None:
     """Forget the patterns added by --redact, the environment and Spark confs (tests)."""
     _EXTRA.clear()
     _EXTRA_KEYS.clear()
+    _USER_TRIGGERS.clear()
 
 
 def redact_conf(conf: dict[str, str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
 from commitsleuth.forensics.timeline import where_of
+from commitsleuth.redact import redact_table
 from commitsleuth.store import Store
 
 
@@ -91,7 +92,8 @@ def _save(store: Store, findings: list[Finding]) -> None:
         "remedy": [f.remedy for f in findings],
         "detail": [json.dumps(f.detail, default=str) if f.detail else None for f in findings],
     }
-    batch = pa.table(
+    # findings quote paths and names from events: through the one redaction layer too
+    batch = redact_table(pa.table(
         rows,
         schema=pa.schema(
             [
@@ -103,7 +105,7 @@ def _save(store: Store, findings: list[Finding]) -> None:
                 ("explanation", pa.string()), ("remedy", pa.string()), ("detail", pa.string()),
             ]
         ),
-    )
+    ))
     con = store.con
     con.execute("BEGIN")
     try:

@@ -353,13 +353,9 @@ def _last_position(table: pa.Table) -> tuple[int, int] | None:
 
 
 def _stored(events) -> list:
-    """Events as stored: raw text redacted, paths resolved to location and partition."""
-    out = []
-    for ev in events:
-        ev.raw = redact(ev.raw)
-        ev.path, ev.target_path = redact(ev.path), redact(ev.target_path)
-        out.append(enrich(ev))
-    return out
+    """Events as stored: paths resolved to location and partition (``events_to_arrow``
+    redacts every text)."""
+    return [enrich(ev) for ev in events]
 
 
 def _batches(events: Iterable) -> Iterator[pa.Table]:

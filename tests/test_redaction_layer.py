@@ -1,0 +1,197 @@
+"""No stored field bypasses the one redaction layer.
+
+The store's text columns are enumerated from DuckDB itself: each must be classified below with
+the writer that redacts it, so a new column fails here until it is. Every text field of an
+event and every JSON key ``detail`` holds for the real corpus (tests/corpus) then gets a
+planted value, goes through the writers, and is searched for in every column and in the bytes
+of the DuckDB file. The planted values are synthetic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from commitsleuth.model import EVENT_SCHEMA, Event, events_to_arrow
+from commitsleuth.redact import (MASK, TRIGGER_RE, add_key_pattern, add_pattern, clear_user_patterns, redact,
+                                 redact_table, redact_value)
+from commitsleuth.store import Store
+
+# Every text column of the store's tables, with the writer that redacts it.
+COVERED = {
+    "events": "model.events_to_arrow (every text column, every string in detail)",
+    "superseded_events": "copies of events rows (already redacted)",
+    "sources": "Store.add_source / Store.update_source",
+    "rejects": "Store.add_rejects (sample); reason is commitsleuth's own text",
+    "findings": "forensics.analyze through redact_table",
+    "schema_version": "migration names (commitsleuth's own text)",
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_user_patterns_left_behind():
+    yield
+    clear_user_patterns()
+
+
+def _text_columns(store: Store) -> list[tuple[str, str]]:
+    return store.query(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE NOT internal "
+        "AND data_type IN ('VARCHAR', 'JSON', 'VARCHAR[]') "
+        "AND table_name NOT IN (SELECT view_name FROM duckdb_views())")[1]
+
+
+def _leaks(store: Store, secrets: list[str]) -> list[tuple[str, str, str]]:
+    found = []
+    for table, column in _text_columns(store):
+        for (value,) in store.query(f'SELECT DISTINCT "{column}"::VARCHAR FROM "{table}" '
+                                    f'WHERE "{column}" IS NOT NULL')[1]:
+            found += [(table, column, s) for s in secrets if s in value]
+    return found
+
+
+def test_every_text_column_of_the_store_is_classified(store):
+    tables = {t for t, _ in _text_columns(store)}
+    assert tables - set(COVERED) == set()
+
+
+def _detail_key_paths(value, prefix=()) -> set[tuple]:
+    """Paths of the string-bearing keys in a detail value (nested dicts included)."""
+    out = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out |= _detail_key_paths(v, prefix + (k,)) if isinstance(v, (dict, list)) else {prefix + (k,)}
+    elif isinstance(value, list):
+        for v in value:
+            out |= _detail_key_paths(v, prefix + ("[]",))
+    return out
+
+
+def _planted_detail(path: tuple, secret: str) -> dict:
+    value: object = f"s3a://u:{secret}@bucket/out"
+    for key in reversed(path):
+        value = [value] if key == "[]" else {key: value}
+    return value
+
+
+@pytest.fixture(scope="module")
+def corpus_detail_paths(corpus, tmp_path_factory) -> set[tuple]:
+    from commitsleuth.ingest import ingest
+
+    db = tmp_path_factory.mktemp("corpus") / "c.duckdb"
+    with Store(db) as s:
+        ingest(s, [str(corpus)])
+        rows = s.query("SELECT DISTINCT detail::VARCHAR FROM events WHERE detail IS NOT NULL")[1]
+    paths = set()
+    for (text,) in rows:
+        paths |= _detail_key_paths(json.loads(text))
+    return paths
+
+
+def test_every_event_field_and_every_detail_key_of_the_corpus_is_redacted(store, corpus_detail_paths, db_path):
+    assert len(corpus_detail_paths) > 20  # the corpus yields many keys: the enumeration is real
+    text_fields = [f.name for f in dataclasses.fields(Event)
+                   if EVENT_SCHEMA.field(f.name).type == pa.string() and f.name != "detail"]
+    secrets, events = [], []
+    for n, name in enumerate(text_fields):
+        secret = f"PlantedField{n:02d}x"
+        secrets.append(secret)
+        events.append(Event(**{"kind": "file", name: f"s3a://u:{secret}@bucket/out"}))
+    for n, path in enumerate(sorted(corpus_detail_paths)):
+        secret = f"PlantedDetail{n:03d}x"
+        secrets.append(secret)
+        events.append(Event("file", detail=_planted_detail(path, secret)))
+    # a conf entry naming a secret, and a field that names one, are masked whatever the value
+    events.append(Event("conf", detail={"key": "fs.azure.account.key.acct.dfs.core.windows.net",
+                                        "value": "PlantedConfValue"}))
+    events.append(Event("file", detail={"password": "PlantedPlainValue"}))
+    secrets += ["PlantedConfValue", "PlantedPlainValue"]
+    store.write_events(events)
+    store.add_source("s3a://u:PlantedUri@bucket/log", "file", reason="token=PlantedReason")
+    sid = store.add_source("/tmp/x.log", "file")
+    store.update_source(sid, reason="cannot open s3a://u:PlantedUpdate@b/x")
+    store.add_rejects(sid, {"unreadable": [1, 1, "password=PlantedSample"]})
+    secrets += ["PlantedUri", "PlantedReason", "PlantedUpdate", "PlantedSample"]
+    assert _leaks(store, secrets) == []
+    masked = store.query(f"SELECT count(*) FROM events WHERE raw LIKE '%{MASK}%' "
+                         f"OR path LIKE '%{MASK}%' OR detail::VARCHAR LIKE '%{MASK}%'")[1][0][0]
+    assert masked >= 3
+    store.con.execute("CHECKPOINT")
+    data = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    assert [s for s in secrets if s.encode() in data] == []
+
+
+def test_findings_pass_the_layer(cli, tmp_path):
+    """A pattern added after ingest (COMMITSLEUTH_REDACT at analyze time) masks findings' text."""
+    from commitsleuth.demo import sample_dir
+
+    db = tmp_path / "f.duckdb"
+    assert cli("ingest", sample_dir(), "--db", db).exit_code == 0
+    with Store(db) as s:
+        from commitsleuth.forensics.analyze import analyze
+
+        before = analyze(s)
+        locations = {f.location for f in before if f.location}
+        assert locations
+        add_pattern(r"hdfs://[^\s'\"]+")
+        analyze(s)
+        stored = s.query("SELECT location, summary FROM findings")[1]
+    assert stored and all(loc is None or loc == MASK for loc, _ in stored)
+    assert not [summ for _, summ in stored for loc in locations if loc in summ]
+
+
+def test_detail_stays_valid_json_and_keeps_its_shape():
+    detail = {"key": "spark.jdbc.url", "value": "jdbc:postgresql://db/x?user=a&password=PwJ\"son",
+              "write": {"path": "s3a://k:Sec@b/o", "partition_columns": ["dt"]}, "tid": 4}
+    table = pa.table({"detail": [json.dumps(detail)]})
+    out = json.loads(redact_table(table).column("detail")[0].as_py())
+    assert out == {"key": "spark.jdbc.url", "value": f"jdbc:postgresql://db/x?user=a&password={MASK}\"son",
+                   "write": {"path": f"s3a://k:{MASK}@b/o", "partition_columns": ["dt"]}, "tid": 4}
+
+
+def test_a_conf_pair_is_masked_by_its_key_and_ordinary_pairs_are_kept():
+    assert redact_value({"key": "spark.hadoop.fs.s3a.secret.key", "value": "abc"})["value"] == MASK
+    assert redact_value({"key": "spark.speculation", "value": "true"}) == {"key": "spark.speculation", "value": "true"}
+    add_key_pattern("(?i)opaque")
+    assert redact_value({"key": "spark.custom.opaque", "value": "xyz"})["value"] == MASK
+
+
+# Positive samples of every pattern (the two sample files): the columnar trigger must find each,
+# or the layer would store the secret.
+def _all_positive_samples() -> list[str]:
+    import test_redact_samples
+    import test_redaction
+
+    return [t for t, _ in test_redaction.POSITIVE] + [t for t, _ in test_redact_samples.POSITIVE]
+
+
+def test_the_columnar_trigger_finds_every_text_a_pattern_changes():
+    samples = _all_positive_samples()
+    assert all(redact(s) != s for s in samples)
+    hits = pc.match_substring_regex(pa.array(samples), TRIGGER_RE, ignore_case=True).to_pylist()
+    assert [s for s, h in zip(samples, hits) if not h] == []
+
+
+def test_user_patterns_have_their_own_trigger_and_are_applied():
+    table = pa.table({"raw": ["nightly EMP-4242 load", "nothing here", "Ünïcode EMP-77"]})
+    assert redact_table(table).column("raw").to_pylist() == table.column("raw").to_pylist()
+    add_pattern(r"EMP-\d+")
+    assert redact_table(table).column("raw").to_pylist() == [f"nightly {MASK} load", "nothing here",
+                                                            f"Ünïcode {MASK}"]
+
+
+def test_a_user_regex_re2_cannot_run_is_still_applied():
+    add_pattern(r"(?<=id )\d{4}")  # look-behind: not RE2
+    table = pa.table({"raw": ["user id 4242", "plain"]})
+    assert redact_table(table).column("raw").to_pylist() == [f"user id {MASK}", "plain"]
+
+
+def test_events_to_arrow_is_where_events_are_redacted():
+    table = events_to_arrow([Event("load", path="s3a://a:PwX@b/t/dt=1", raw="x password=PwY",
+                                   detail={"name": "Authorization: Bearer PwZ"})], 1)
+    row = table.to_pylist()[0]
+    assert "PwX" not in row["path"] and "PwY" not in row["raw"] and "PwZ" not in row["detail"]
