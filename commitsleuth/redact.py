@@ -76,25 +76,48 @@ TRIGGER_RE = (r"pass|pwd|secret|token|credential|key|signature|delegation|author
 
 
 def redact(text: str | None) -> str | None:
+    """``text`` with every secret the patterns find masked as ``***``."""
+    return _redact(text, _mask, _mask_whole)
+
+
+def redact_keeping_length(text: str | None) -> str | None:
+    """``redact``, each masked value replaced by as many ``*`` as it has UTF-8 bytes: a file
+    (live capture's spool) can be rewritten in place."""
+    return _redact(text, _star, _star_whole)
+
+
+def _redact(text, mask, mask_whole):
     if not text:
         return text
     lower = text.lower()
     for any_of, all_of, pat in _PATTERNS:
         if any(t in lower for t in any_of) and all(t in lower for t in all_of):
-            text = pat.sub(_mask, text)
+            text = pat.sub(mask, text)
     if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
-        text = _JDBC_PASSWORD.sub(_mask, text)
+        text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:
-        text = _AWS_KEY_ID.sub(MASK, text)
+        text = _AWS_KEY_ID.sub(mask_whole, text)
     for pat in _EXTRA:
-        text = pat.sub(MASK, text)
+        text = pat.sub(mask_whole, text)
     for key in _EXTRA_KEYS:
-        text = key.sub(_mask, text)
+        text = key.sub(mask, text)
     return text
 
 
 def _mask(m: re.Match) -> str:
     return f"{m['key']}{m['sep']}{MASK}"
+
+
+def _mask_whole(m: re.Match) -> str:
+    return MASK
+
+
+def _star(m: re.Match) -> str:
+    return f"{m['key']}{m['sep']}{'*' * len(m['val'].encode())}"
+
+
+def _star_whole(m: re.Match) -> str:
+    return "*" * len(m.group().encode())
 
 
 def has_user_patterns() -> bool:
@@ -139,7 +162,7 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
         col = table.column(i)
         if col.null_count == len(col):
             continue
-        hits = _hits(col)
+        hits = may_hold_secret(col)
         if not pc.any(hits).as_py():
             continue
         values, mask = col.to_pylist(), hits.to_pylist()
@@ -152,8 +175,9 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
     return table
 
 
-def _hits(col) -> pa.ChunkedArray:
-    """Cells that may hold a secret: a superset of what ``redact`` changes."""
+def may_hold_secret(col) -> pa.Array | pa.ChunkedArray:
+    """Per cell of a string array, whether it may hold a secret: a superset of what ``redact``
+    changes, found by RE2 over the whole column."""
     hits = pc.match_substring_regex(col, TRIGGER_RE, ignore_case=True)
     if not _USER_TRIGGERS:
         return hits
@@ -238,11 +262,13 @@ def redact_conf(conf: dict[str, str]) -> dict[str, str]:
 # Live capture: Spark writes the spool itself, so it gets Spark's own settings, extended.
 # Spark matches it against each conf key and value: the URL user-info arm masks values only.
 SPARK_KEY_REGEX = (r"(?i)secret|password|passwd|pwd|token|credential|signature|access[._-]?key|"
-                   r"account[._-]?key|private[._-]?key|sas|delegation|://[^/\s:@]+:[^@\s/]+@")
+                   r"account[._-]?key|private[._-]?key|private key-----|sas|delegation|authorization|bearer|"
+                   r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|[?&]sig=|://[^/\s:@]+:[^@\s/]+@")
 SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]+:[^@\s/\"]+@)|(?:(?:password|passwd|pwd|secret|token|"
                       r"credential|signature|access[._-]?key|account[._-]?key|sig)\w*[\"']?\s*[=:]\s*[\"']?[^\s\"'&;,]+)"
                       r"|(?:bearer\s+[\w\-.~+/=]+)|(?:authorization[\"']?\s*[:=]\s*[\"']?\w+\s+[^\s\"',;]+)"
-                      r"|(?:(?:AKIA|ASIA)[A-Z0-9]{16})")
+                      r"|(?:(?:AKIA|ASIA)[A-Z0-9]{16})"
+                      r"|(?:-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*)")
 
 
 def spark_redaction_conf(conf: dict[str, str]) -> dict[str, str]:

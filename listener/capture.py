@@ -203,6 +203,7 @@ class LiveCapture:
                 lines = self.tail.read(SPOOL_CHUNK) if len(self._pending) < MAX_PENDING else []
                 if lines:
                     self._decode(lines)
+                    self.tail.scrub(lines)  # the spool keeps no secret Spark left in it
                 while self._to_list:
                     self._list(self._to_list.pop(0))
                 if not lines or len(self._pending) >= BATCH:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import orjson
+import pyarrow as pa
+
+from commitsleuth.redact import may_hold_secret, redact_keeping_length
+
 CHUNK = 8 << 20
+# What a line that cannot be masked in place becomes (padded with spaces to its length).
+_BLANK = b'{"Event":"commitsleuth.Redacted"}'
 
 
 class SpoolTail:
@@ -53,3 +61,40 @@ class SpoolTail:
         line = (self.line_no, self.offset, raw[:-1].decode("utf-8", "replace"))
         self.offset += len(raw)
         return [line]
+
+    def scrub(self, lines: list[tuple[int, int, str]]) -> int:
+        """Rewrite in place, each at its own byte length, the lines just read that hold a
+        secret: Spark redacts conf and descriptions as it writes the spool, but not failure
+        reasons nor a SQL execution's job group and tags. Spark only appends past them, so the
+        bytes it is writing are never touched. Returns the lines rewritten."""
+        if not lines:
+            return 0
+        hits = may_hold_secret(pa.array([text for _, _, text in lines], pa.string())).to_pylist()
+        ends = [offset for _, offset, _ in lines[1:]] + [self.offset]
+        rewritten = 0
+        fd = None
+        try:
+            for (_, offset, text), end, hit in zip(lines, ends, hits):
+                new = redact_keeping_length(text) if hit else text
+                if new == text:
+                    continue
+                size = end - offset - 1  # the line's bytes, newline excluded
+                data = new.encode()
+                if len(data) != size or not _is_json(data):  # bad UTF-8 read as U+FFFD, or broken
+                    data = (_BLANK if size >= len(_BLANK) else b"").ljust(size)
+                if fd is None:
+                    fd = os.open(self.path, os.O_WRONLY)
+                os.pwrite(fd, data, offset)
+                rewritten += 1
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return rewritten
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return True

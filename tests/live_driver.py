@@ -93,17 +93,22 @@ CONF_SECRETS = {
     "spark.myapp.sas": "sv=2020-08-04&sig=LiveSasSig06",
 }
 DESCRIPTION_SECRET = "LiveJobDescPw07"
+GROUP_SECRET = "LiveJobGroupTok08"
+APP_NAME_SECRET = "LiveAppNameTok09"
 
 
 def secrets(workdir: str) -> None:
-    """A session whose conf and job description hold secrets, captured with the spool kept."""
+    """A session whose conf, application name, job group and job description hold secrets,
+    captured with the spool kept."""
     work = Path(workdir)
-    builder = (SparkSession.builder.master("local[2]").appName("commitsleuth-secrets")
+    builder = (SparkSession.builder.master("local[2]")
+               .appName(f"commitsleuth-secrets Authorization: Bearer {APP_NAME_SECRET}")
                .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1"))
     for key, value in CONF_SECRETS.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     handle = attach(spark, db=work / "live.duckdb", spool_dir=work / "spool", keep_spool=True)
+    spark.sparkContext.setJobGroup(f"nightly token={GROUP_SECRET}", "group description")
     spark.sparkContext.setJobDescription(f"nightly load password={DESCRIPTION_SECRET}")
     spark.range(0, 20, 1, 2).write.mode("overwrite").parquet(str(work / "out"))
     handle.flush()

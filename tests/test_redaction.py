@@ -130,6 +130,20 @@ SPARK_LOG = "\n".join([
     f"17/06/09 20:10:41 INFO mapred.SparkHadoopMapRedUtil: attempt_201706092018_0024_m_000004_1026: Committed X-Amz-Signature={_s('amzSig17')}",
 ]) + "\n"
 
+TEZ = "\n".join([
+    "2023-11-02 04:12:40,118 [INFO] [TezChild] |exec.Utilities|: Moving tmp dir: "
+    f"s3a://tez:{_s('TezUserInfo44')}@b/w/db.db/t/.hive-staging_1/_tmp.-ext-10000 to: s3a://b/w/db.db/t/.hive-staging_1/-ext-10000",
+    "2023-11-02 04:12:40,120 [INFO] [TezChild] |exec.Utilities|: Duplicate taskid file removed: "
+    "hdfs://nn/w/db.db/t/.hive-staging_1/_tmp.-ext-10000/dt=2023-11-01/000005_1 with length 10. Existing file: "
+    f"hdfs://nn/w/db.db/t/.hive-staging_1/_tmp.-ext-10000/dt=2023-11-01/000005_0?sig={_s('TezKeptSig45')} with length 20",
+]) + "\n"
+HS2_OPERATION = "\n".join([
+    "18/09/28 10:14:57 INFO ql.Driver: Executing command(queryId=hive_20180928101457_1c2d): "
+    f"insert into table db.t partition (dt='2018-09-28') select * from db.src where k <> '{_s('AKIAOPERATIONLOG0046')}'",
+    "18/09/28 10:15:01 INFO exec.Task: Loading data to table db.t partition (dt=2018-09-28) from "
+    f"hdfs://op:{_s('OpLogUserInfo47')}@nn/user/hive/warehouse/db.db/t/.hive-staging_hive_2018-09-28_10-14-57_310_1/-ext-10000",
+]) + "\n"
+
 
 def _event_log() -> str:
     events = [
@@ -194,6 +208,8 @@ def _write_corpus(root: Path) -> Path:
     (logs / "metastore.log").write_text(METASTORE)
     (logs / "syslog").write_text(MR)
     (logs / "spark-executor.log").write_text(SPARK_LOG)
+    (logs / "tez-task.log").write_text(TEZ)
+    (logs / "hive_20180928101457_1c2d").write_text(HS2_OPERATION)
     (logs / "local-1700000000000").write_text(_event_log())
     # a line no grammar understands: its reject sample is stored too
     (logs / "hive-rejects.log").write_text(
@@ -208,22 +224,32 @@ def _no_user_patterns_left_behind():
     clear_user_patterns()
 
 
+AUDIT_DIR_SECRET = _s("AuditDirTok48")
+
+
 def test_planted_secrets_are_found_nowhere(cli, tmp_path):
     logs = _write_corpus(tmp_path)
     secrets = sorted(set(SECRETS))
     db = tmp_path / "store.duckdb"
     outputs = [cli("ingest", logs, "--db", db, "--redact", r"extra-[0-9]+")]
     assert outputs[0].exit_code in (0, 2), outputs[0].err
+    outputs.append(cli("ingest", "-v", logs, "--db", tmp_path / "verbose.duckdb"))
+    listed = tmp_path / "listed" / f"token={AUDIT_DIR_SECRET}" / "dt=2024-01-10"
+    listed.mkdir(parents=True)
+    (listed / "000000_0").write_text("x")
+    outputs.append(cli("audit", listed.parent, "--db", tmp_path / "audit.duckdb"))
+    assert "listed 2 entries under" in outputs[-1].out
     outputs.append(cli("analyze", "--db", db))
     outputs.append(cli("analyze", "--db", db, "--format", "json"))
     for q in ("select * from events", "select * from sources", "select * from rejects"):
         for fmt in ("table", "csv", "json"):
             outputs.append(cli("query", q, "--db", db, "--format", fmt))
     outputs.append(cli("timeline", "db.t", "dt=2024-01-10", "--db", db, "--no-color"))
+    outputs.append(cli("query", "--list", "--db", db))
     report = tmp_path / "report.html"
     outputs.append(cli("report", "-o", report, "--db", db))
     texts = [o.out + o.err for o in outputs]
-    blobs = [p.read_bytes() for p in tmp_path.glob("store.duckdb*")] + [report.read_bytes()]
+    blobs = [p.read_bytes() for p in tmp_path.glob("*.duckdb*")] + [report.read_bytes()]
     assert len(secrets) >= 40
     found = [s for s in secrets if any(s in t for t in texts) or any(s.encode() in b for b in blobs)]
     assert found == []

@@ -120,9 +120,11 @@ def test_every_event_field_and_every_detail_key_of_the_corpus_is_redacted(store,
     masked = store.query(f"SELECT count(*) FROM events WHERE raw LIKE '%{MASK}%' "
                          f"OR path LIKE '%{MASK}%' OR detail::VARCHAR LIKE '%{MASK}%'")[1][0][0]
     assert masked >= 3
-    store.con.execute("CHECKPOINT")
-    data = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
-    assert [s for s in secrets if s.encode() in data] == []
+    # the write-ahead log first (the writes are in it until a checkpoint), then the file
+    wal = db_path.parent / (db_path.name + ".wal")
+    assert wal.exists() and wal.stat().st_size > 0
+    for data in (wal.read_bytes(), (store.con.execute("CHECKPOINT"), db_path.read_bytes())[1]):
+        assert [s for s in secrets if s.encode() in data] == []
 
 
 def test_findings_pass_the_layer(cli, tmp_path):
@@ -195,3 +197,36 @@ def test_events_to_arrow_is_where_events_are_redacted():
                                    detail={"name": "Authorization: Bearer PwZ"})], 1)
     row = table.to_pylist()[0]
     assert "PwX" not in row["path"] and "PwY" not in row["raw"] and "PwZ" not in row["detail"]
+
+
+def test_the_spool_is_scrubbed_in_place_at_the_same_length(tmp_path):
+    """Lines Spark wrote with secrets it does not redact (a SQL execution's job group, a failure
+    reason) are masked in place; the file keeps its length and offsets, every line stays JSON,
+    and a line that Spark is still appending is not touched."""
+    import orjson
+
+    from commitsleuth.listener.tail import SpoolTail
+
+    lines = [
+        {"Event": "SparkListenerSQLExecutionStart", "executionId": 0, "jobGroupId": "nightly token=GroupTokX"},
+        {"Event": "SparkListenerTaskEnd", "Task End Reason": {"Description": "open s3a://k:FailPwX@b/o"}},
+        {"Event": "SparkListenerJobEnd", "Job ID": 0},
+        {"Event": "SparkListenerStageCompleted", "Stage Info": {"Failure Reason": "Bearer Résumé\\x"}},
+    ]
+    spool = tmp_path / "app.inprogress"
+    bad_utf8 = b'{"Event":"SparkListenerJobEnd","Reason":"token=BadUtf8X\xff"}\n'  # cannot keep its length
+    body = b"".join(orjson.dumps(e) + b"\n" for e in lines) + bad_utf8
+    partial = b'{"Event":"SparkListenerJobStart","Properties":{"password=PartialPw'
+    spool.write_bytes(body + partial)
+    tail = SpoolTail(spool)
+    read = tail.read()
+    assert len(read) == 5
+    assert tail.scrub(read) == 4
+    data = spool.read_bytes()
+    assert len(data) == len(body + partial) and data.endswith(partial)
+    assert b"GroupTokX" not in data and b"FailPwX" not in data and b"R\xc3\xa9sum" not in data
+    assert b"BadUtf8X" not in data
+    scrubbed = [orjson.loads(line) for line in data[:len(body)].splitlines()]
+    assert scrubbed[0]["jobGroupId"] == "nightly token=*********"
+    assert scrubbed[2] == lines[2]
+    assert [e["Event"] for e in scrubbed] == [e["Event"] for e in lines] + ["commitsleuth.Redacted"]

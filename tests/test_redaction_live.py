@@ -2,7 +2,8 @@
 
 Spark redacts only the job properties its conf holds, so the spool's conf holds a job's
 description and group too, and the session's SQL string regex gets ours (listener/jvm.py).
-A real PySpark driver (tests/live_driver.py ``secrets``) starts with secrets in its conf and a
+A real PySpark driver (tests/live_driver.py ``secrets``) starts with secrets in its conf, its
+application name, a job group and
 job description, captures a write with the spool kept, and detaches. The spool is Spark's own
 event log written with Spark's redaction settings extended by ours; the loader then redacts
 every text as file ingest does.
@@ -21,10 +22,11 @@ from commitsleuth.store import Store
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from live_driver import CONF_SECRETS, DESCRIPTION_SECRET  # noqa: E402
+from live_driver import APP_NAME_SECRET, CONF_SECRETS, DESCRIPTION_SECRET, GROUP_SECRET  # noqa: E402
 
 SECRETS = [v.split("password=")[-1].split("sig=")[-1].split(":")[-1].split("@")[0]
            for v in CONF_SECRETS.values()]
+OTHERS = [DESCRIPTION_SECRET, GROUP_SECRET, APP_NAME_SECRET]
 
 
 def test_live_capture_stores_no_secret_and_the_spool_keeps_no_conf_secret(tmp_path):
@@ -38,12 +40,17 @@ def test_live_capture_stores_no_secret_and_the_spool_keeps_no_conf_secret(tmp_pa
     assert spool_files
     spool = b"".join(p.read_bytes() for p in spool_files)
     assert b"SparkListenerJobStart" in spool and b"spark.myapp.jdbc.url" in spool  # conf travels in job properties
-    assert [s for s in SECRETS + [DESCRIPTION_SECRET] if s.encode() in spool] == []
+    assert [s for s in SECRETS + OTHERS if s.encode() in spool] == []
     log = spool_files[0]
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700 and stat.S_IMODE(log.stat().st_mode) == 0o600
     db = b"".join(p.read_bytes() for p in tmp_path.glob("live.duckdb*"))
-    assert [s for s in SECRETS + [DESCRIPTION_SECRET] if s.encode() in db] == []
+    assert [s for s in SECRETS + OTHERS if s.encode() in db] == []
     with Store(tmp_path / "live.duckdb", read_only=True) as s:
         raws = [r[0] for r in s.query("select raw from events where raw like '%spark.job.description%'")[1]]
     assert raws and all(DESCRIPTION_SECRET not in r and "redacted" in r for r in raws)
+    with Store(tmp_path / "live.duckdb", read_only=True) as s:
+        names = [r[0] for r in s.query("select detail->>'name' from events where kind = 'app_start'")[1]]
+        groups = [r[0] for r in s.query("select detail->>'group' from events where kind = 'job_start'")[1]]
+    assert names == ["commitsleuth-secrets Authorization: Bearer ***"]
+    assert groups and all(g == "*********(redacted)" for g in groups)
     assert any(json.loads(r)["Event"] == "SparkListenerJobStart" for r in raws)
