@@ -47,10 +47,10 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern]] = [
     # matches without retrying from every character of a long path (quadratic).
     (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
         rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})")),
-    # conf keys and flags written with a space, ending in the secret word: fs.s3a.secret.key X,
-    # --password X (not a table named db.secret_stats)
+    # conf keys (two dots at least) and flags written with a space, ending in the secret word:
+    # fs.s3a.secret.key X, --password X (not a table named db.secret_stats, nor db.secret)
     (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>(?:--?|(?:[\w\-]+\.)+[\w\-]*?)(?:{_SECRET_WORDS}))"
+        rf"(?i)(?<![\w.\-])(?P<key>(?:--?|(?:[\w\-]+\.){{2,}}[\w\-]*?)(?:{_SECRET_WORDS}))"
         rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})")),
     # Azure SAS signatures in URL queries
     (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)")),

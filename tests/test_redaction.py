@@ -50,6 +50,8 @@ NEGATIVE = [
     "the token expired; keys rotated",
     "ugi=hive/gw@EXAMPLE.COM (auth:KERBEROS)\tip=/10.0.0.1\tcmd=add_partition : db=sales tbl=orders",
     "Loading data to table db.secret_stats partition (dt=2024-01-01) from hdfs://nn/tmp/x",
+    "Loading data to table db.secret partition (dt=2024-01-01) from hdfs://nn/tmp/x",
+    "Loading data to table db.api_token partition (dt=2024-01-01) from hdfs://nn/tmp/x",
     "hdfs://nn/warehouse/keys.db/token_table/dt=1/part-00000",
     "Thread-529691 Asia/Shanghai -p 8080",
 ]
