@@ -17,7 +17,7 @@ import orjson
 from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.model import Event
 from commitsleuth.parsers.spark_plan import write_target
-from commitsleuth.redact import honour_spark_conf, redact
+from commitsleuth.redact import honour_spark_conf
 
 # Configuration that decides how output is committed (BRIEF §3; issue: live capture).
 COMMIT_CONF = (
@@ -146,7 +146,7 @@ class SparkEventDecoder:
         out = []
         for key in COMMIT_CONF:
             if key in props:
-                out.append(Event("conf", detail={"key": key, "value": redact(str(props[key]))}))
+                out.append(Event("conf", detail={"key": key, "value": str(props[key])}))
         return out
 
     # -- jobs and stages -----------------------------------------------------------------
@@ -238,8 +238,8 @@ class SparkEventDecoder:
     # -- SQL -------------------------------------------------------------------------------
     def _on_SparkListenerSQLExecutionStart(self, e):
         ev = Event("query_start", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
-                   detail={"description": redact(e.get("description")),
-                           "plan": redact((e.get("physicalPlanDescription") or "")[:4000])})
+                   detail={"description": e.get("description"),
+                           "plan": (e.get("physicalPlanDescription") or "")[:4000]})
         target = write_target(e.get("physicalPlanDescription"), e.get("sparkPlanInfo"))
         if target is not None:
             root = str(e.get("rootExecutionId", ev.query_id))
@@ -255,7 +255,7 @@ class SparkEventDecoder:
         err = e.get("errorMessage")
         return [Event("query_end", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
                       status="failed" if err else "success",
-                      detail={"error": redact(err)} if err else None)]
+                      detail={"error": err} if err else None)]
 
 
 def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[Event]:
