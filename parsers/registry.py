@@ -25,6 +25,7 @@ FORMATS: tuple[Format, ...] = (
     tez_task.FORMAT,
     spark_log.YY,
     spark_log.ISO,
+    spark_log.DRIVER,
     hadoop_client.FORMAT,
     yarn_logs.FORMAT,
     spark_eventlog.FORMAT,
