@@ -1,0 +1,222 @@
+"""The whole real corpus (tests/corpus), file by file: each is read as the format this table
+expects, or skipped quietly as not ours; the logs taken from public repositories (provenance and
+licences in tests/corpus/README.md) give their exact facts through the real ingest into a real
+DuckDB store."""
+
+from __future__ import annotations
+
+import pytest
+
+from commitsleuth.forensics.analyze import analyze
+from commitsleuth.ingest import ingest
+from commitsleuth.store import Store
+
+NOT_OURS = "not a log format commitsleuth reads"
+
+# Every source of the corpus (a rolling event-log directory is one) -> the format it is read as;
+# None: skipped as not ours (licences, notices, other systems' logs, formats not read).
+CORPUS_FORMATS = {
+    "README.md": None,
+    "eagle.NOTICE": None,
+    "eagle/hbase-auditlog/securityAuditLog": None,  # HBase's AccessController audit, not ours
+    "eagle/hdfs-auditlog/securityAuditLog": "hdfs-audit",
+    "eagle/mr-history/job_1479206441898_508949-1481299030929-testhistory.jhist": None,  # not read yet
+    "loghub/HDFS_2k.log": None,
+    "loghub/Hadoop_2k.log": "mr2-yarn",
+    "loghub/LICENSE": None,
+    "loghub/Spark_2k.log": "spark-log",
+    "loghub/Zookeeper_2k.log": None,
+    "spark-events.NOTICE": None,
+    "spark-events/app-20161116163331-0000": "spark-eventlog",
+    "spark-events/application_1628109047826_1317105": "spark-eventlog",
+    "spark-events/codecs/local-1795296595467.lz4": "spark-eventlog",
+    "spark-events/codecs/local-1795296602547.snappy": "spark-eventlog",
+    "spark-events/codecs/local-1795296610133.zstd": "spark-eventlog",
+    "spark-events/codecs/local-1795296617196.lzf": "spark-eventlog",
+    "spark-events/eventlog_v2_local-1766844910796": "spark-eventlog",
+    "spark-events/local-1422981780767": "spark-eventlog",
+    "spark-rapids-tools.NOTICE": None,
+    "spark-rapids-tools/createdatasourcetable_eventlog.zstd": "spark-eventlog",
+    "spark-rapids-tools/driverlog": "spark-driver-log",
+    "spark-rapids-tools/eventlog_v2_local-1623876083964": "spark-eventlog",
+    "spark-rapids-tools/malformed_json_eventlog.zstd": "spark-eventlog",
+    "spark-rapids-tools/multiple_attempts/attempt_1_eventlog.zstd": "spark-eventlog",
+    "spark-rapids-tools/multiple_attempts/attempt_2_eventlog.zstd": "spark-eventlog",
+    "spark-rapids-tools/spark2-eventlog.zstd": "spark-eventlog",
+    "spark-rapids-tools/truncated_eventlog": "spark-eventlog",
+    "spark-rapids-tools/writeformat_eventlog": "spark-eventlog",
+    "sparklens.NOTICE": None,
+    "sparklens/local-1532512550423": "spark-eventlog",
+}
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory, corpus):
+    with Store(tmp_path_factory.mktemp("corpus") / "s.duckdb") as s:
+        ingest(s, [str(corpus)])
+        yield s
+
+
+def _rows(store, sql, params=()):
+    return store.con.execute(sql, list(params)).fetchall()
+
+
+def _kinds(store, name):
+    return dict(_rows(store, "select e.kind, count(*) from events e join sources s using (source_id) "
+                             "where s.uri like ? group by e.kind", [f"%/{name}"]))
+
+
+def test_every_corpus_file_is_read_as_its_expected_format(whole, corpus):
+    rows = _rows(whole, "select uri, format, status, reason, rejected from sources order by uri")
+    got = {uri.removeprefix(str(corpus) + "/"): (fmt, status, reason) for uri, fmt, status, reason, _ in rows}
+    want = {name: (fmt, "ok", None) if fmt else (None, "skipped", NOT_OURS)
+            for name, fmt in CORPUS_FORMATS.items()}
+    assert got == want
+    # one damaged line in the whole corpus, in the log damaged on purpose
+    assert [(uri.removeprefix(str(corpus) + "/"), n) for uri, *_, n in rows if n] == [
+        ("spark-rapids-tools/malformed_json_eventlog.zstd", 1)]
+
+
+def test_the_whole_corpus_raises_no_finding(whole):
+    """Healthy runs, two attempts of one YARN application, a cut and a damaged log: no alarm."""
+    assert [(f.code, f.summary) for f in analyze(whole)] == []
+
+
+# -- spark-rapids-tools (NVIDIA, Apache-2.0) ----------------------------------------------------
+
+def test_spark_driver_log_layout(whole):
+    """spark.driver.log's own layout '%d{yy/MM/dd HH:mm:ss.SSS} %t %p %c{1}: %m%n%ex': the
+    scheduler's and the local executor's lines of one Spark 3.3 shell."""
+    assert _rows(whole, "select lines, events, rejected from sources where uri like '%/driverlog'") == [
+        (298, 113, 0)]
+    # 22 "Starting task" (TaskSetManager) + 26 "Running task" (Executor); 33 + 32 "Finished task"
+    assert _kinds(whole, "driverlog") == {"attempt_start": 48, "attempt_end": 65}
+    import datetime as dt
+    ev = "select line_no, ts, thread, attempt_id, task_id, stage_id, e.kind from events e join sources s " \
+         "using (source_id) where s.uri like '%/driverlog' order by line_no"
+    rows = _rows(whole, ev)
+    assert rows[0] == (66, dt.datetime(2023, 11, 7, 11, 0, 24, 144000), "dispatcher-event-loop-25",
+                       "task 0.0 in stage 0.0 (TID 0)", "0.0", 0, "attempt_start")
+    # the executor's thread name has spaces and parentheses, and is kept whole
+    assert rows[-2:] == [
+        (291, dt.datetime(2023, 11, 7, 11, 0, 29, 682000),
+         "Executor task launch worker for task 0.0 in stage 3.0 (TID 1826)",
+         "task 0.0 in stage 3.0 (TID 1826)", "3.0", 3, "attempt_end"),
+        (292, dt.datetime(2023, 11, 7, 11, 0, 29, 682000), "task-result-getter-3",
+         "task 0.0 in stage 3.0 (TID 1826)", "3.0", 3, "attempt_end"),
+    ]
+
+
+def test_writes_named_by_real_spark_sql_event_logs(whole):
+    """Four DataFrame saves (Spark 3.1.1) and a CTAS (saveAsTable) read from their plans."""
+    q = "select query_id, location, table_name, detail->'write'->>'command', detail->'write'->>'format', " \
+        "detail->'write'->>'mode' from events e join sources s using (source_id) " \
+        "where s.uri like ? and e.kind = 'query_start' order by line_no"
+    home = "file:///home/user1/spark-3.1.1/spark-3.1.1-bin-hadoop3.2/writeDF."
+    assert _rows(whole, q, ["%/writeformat_eventlog"]) == [
+        (str(i), home + ext, None, "InsertIntoHadoopFsRelationCommand", fmt, "ErrorIfExists")
+        for i, (ext, fmt) in enumerate([("csv", "CSV"), ("parquet", "Parquet"), ("orc", "ORC"), ("json", "JSON")])]
+    assert _rows(whole, q, ["%/createdatasourcetable_eventlog.zstd"]) == [
+        ("0", None, "default.tmppartable", "CreateDataSourceTableAsSelectCommand", None, "Overwrite")]
+
+
+def test_two_attempts_of_one_yarn_application(whole):
+    """EMR Spark 3.3: one application run twice (attempts 1 and 2), each its own event log."""
+    q = "select s.uri, e.app_id, e.detail->>'attempt' from events e join sources s using (source_id) " \
+        "where s.uri like '%/multiple_attempts/%' and e.kind = 'app_start' order by s.uri"
+    assert [(uri.rsplit("/", 1)[1], app, n) for uri, app, n in _rows(whole, q)] == [
+        ("attempt_1_eventlog.zstd", "application_1724877841851_0016", "1"),
+        ("attempt_2_eventlog.zstd", "application_1724877841851_0016", "2"),
+    ]
+    for name in ("attempt_1_eventlog.zstd", "attempt_2_eventlog.zstd"):
+        assert _kinds(whole, name) == {
+            "app_start": 1, "app_end": 1, "conf": 5, "query_start": 1, "query_end": 1, "job_start": 5,
+            "job_end": 5, "stage_start": 5, "stage_end": 5, "attempt_start": 107, "attempt_end": 107}
+    # The first attempt's plan names the CTAS target without a database (`final_results`), so no
+    # table is claimed; the second's names `default`.`final_results`.
+    ctas = "select e.table_name from events e join sources s using (source_id) where s.uri like ? " \
+           "and e.kind = 'query_start'"
+    assert _rows(whole, ctas, ["%/attempt_1_eventlog.zstd"]) == [(None,)]
+    assert _rows(whole, ctas, ["%/attempt_2_eventlog.zstd"]) == [("default.final_results",)]
+
+
+def test_a_damaged_event_log_keeps_every_other_event(whole):
+    """Line 4 (the environment update) is broken JSON: counted in rejects, the rest is read."""
+    assert _rows(whole, "select s.lines, s.events, s.rejected, s.status, r.reason, r.count, r.first_line "
+                        "from sources s join rejects r using (source_id) where s.uri like '%/malformed_json%'") == [
+        (477, 452, 1, "ok", "invalid JSON (a truncated or in-progress event log?)", 1, 4)]
+    kinds = _kinds(whole, "malformed_json_eventlog.zstd")
+    assert kinds == {"app_start": 1, "app_end": 1, "query_start": 1, "query_end": 1, "job_start": 2,
+                     "job_end": 2, "stage_start": 5, "stage_end": 5, "attempt_start": 217, "attempt_end": 217}
+    assert "conf" not in kinds  # the Spark properties were on the damaged line
+
+
+def test_an_event_log_cut_short(whole):
+    """No application end; three task attempts started and never ended."""
+    assert _kinds(whole, "truncated_eventlog") == {
+        "app_start": 1, "conf": 3, "query_start": 2, "query_end": 1, "job_start": 2, "job_end": 1,
+        "stage_start": 3, "stage_end": 1, "attempt_start": 24, "attempt_end": 21}
+    assert _rows(whole, """
+        select attempt_id from events e join sources s using (source_id)
+        where s.uri like '%/truncated_eventlog' and e.kind = 'attempt_start'
+        except select attempt_id from events where kind = 'attempt_end' and app_id = 'local-1622043423018'
+        order by 1""") == [("task 2.0 in stage 2.0 (TID 20)",), ("task 4.0 in stage 1.0 (TID 16)",),
+                           ("task 5.0 in stage 1.0 (TID 17)",)]
+
+
+def test_rolling_event_log_directory_with_zstd_parts(whole):
+    """eventlog_v2_local-1623876083964/: two zstd-compressed parts and an empty appstatus marker."""
+    assert _rows(whole, "select lines, events, rejected from sources where uri like '%/eventlog_v2_local-1623876083964'") \
+        == [(5621, 5619, 0)]
+    assert _rows(whole, "select count(distinct app_id), min(app_id), count(distinct attempt_id) from events e "
+                        "join sources s using (source_id) where s.uri like '%/eventlog_v2_local-1623876083964'") == [
+        (1, "local-1623876083964", 2801)]
+    assert _kinds(whole, "eventlog_v2_local-1623876083964") == {
+        "app_start": 1, "app_end": 1, "conf": 3, "query_start": 1, "query_end": 1, "job_start": 1,
+        "job_end": 1, "stage_start": 4, "stage_end": 4, "attempt_start": 2801, "attempt_end": 2801}
+
+
+def test_spark_2_event_log(whole):
+    assert _kinds(whole, "spark2-eventlog.zstd") == {
+        "app_start": 1, "app_end": 1, "query_start": 4, "query_end": 4, "job_start": 6, "job_end": 6,
+        "stage_start": 6, "stage_end": 6, "attempt_start": 6, "attempt_end": 6}
+
+
+# -- Sparklens (Qubole, Apache-2.0) -------------------------------------------------------------
+
+def test_sparklens_local_event_log(whole):
+    assert _kinds(whole, "sparklens/local-1532512550423") == {
+        "app_start": 1, "app_end": 1, "job_start": 2, "job_end": 2, "stage_start": 2, "stage_end": 2,
+        "attempt_start": 8, "attempt_end": 8}
+    assert _rows(whole, "select attempt_id, task_id, executor_id, host, e.status from events e join sources s "
+                        "using (source_id) where s.uri like '%/local-1532512550423' and e.kind = 'attempt_end' "
+                        "order by line_no limit 1") == [
+        ("task 0.0 in stage 0.0 (TID 0)", "0.0", "driver", "localhost", "success")]
+
+
+# -- Apache Eagle (Apache-2.0) ------------------------------------------------------------------
+
+def test_hdfs_audit_log_of_a_sandbox(whole):
+    """An HDP sandbox NameNode audit log: two mkdirs, three permission/owner changes, and 12
+    getfileinfo reads counted per (user, call, hour)."""
+    q = "select line_no, e.kind, path, size, detail->>'cmd', detail->>'user', detail->>'perm' from events e " \
+        "join sources s using (source_id) where s.uri like '%/hdfs-auditlog/securityAuditLog' order by e.kind, line_no"
+    assert _rows(whole, q) == [
+        (6, "dir_create", "/tmp", None, "mkdirs", "hdfs", "hdfs:hdfs:rwxr-xr-x"),
+        (8, "dir_create", "/user/ambari-qa", None, "mkdirs", "hdfs", "hdfs:hdfs:rwxr-xr-x"),
+        (10, "fs_context", "/tmp", None, "setPermission", "hdfs", "hdfs:hdfs:rwxrwxrwx"),
+        (12, "fs_context", "/user/ambari-qa", None, "setPermission", "hdfs", "hdfs:hdfs:rwxrwx---"),
+        (15, "fs_context", "/user/ambari-qa", None, "setOwner", "hdfs", "ambari-qa:hdfs:rwxrwx---"),
+        (1, "fs_reads", None, 12, "getfileinfo", "hdfs", None),
+    ]
+
+
+def test_other_systems_and_unread_formats_are_skipped_quietly(cli, corpus, db_path):
+    """HBase's security audit log has a Hadoop daemon's layout but no task's logger; a MapReduce
+    job-history (.jhist, Avro JSON) file is not read yet: both skipped, nothing rejected."""
+    eagle = corpus / "eagle"
+    r = cli("ingest", "-v", eagle / "hbase-auditlog", eagle / "mr-history", "--db", db_path)
+    assert r.exit_code == 0, r.err
+    assert r.out.splitlines()[0] == "ingested 2 files (2 skipped): 0 events, 0 rejected lines"
+    assert f"  format of {eagle}/hbase-auditlog/securityAuditLog: no format: none matches 20% of the first 25 lines" \
+        in r.out.splitlines()
