@@ -47,6 +47,9 @@ CORPUS_FORMATS = {
     "spark-rapids-tools/writeformat_eventlog": "spark-eventlog",
     "sparklens.NOTICE": None,
     "sparklens/local-1532512550423": "spark-eventlog",
+    "splitlog.LICENSE": None,
+    "splitlog/application_1756057717712_0001/input.txt.gz": "yarn-logs",
+    "splitlog/application_1756057717712_0003/input.txt.gz": "yarn-logs",
 }
 
 
@@ -192,6 +195,42 @@ def test_sparklens_local_event_log(whole):
                         "using (source_id) where s.uri like '%/local-1532512550423' and e.kind = 'attempt_end' "
                         "order by line_no limit 1") == [
         ("task 0.0 in stage 0.0 (TID 0)", "0.0", "driver", "localhost", "success")]
+
+
+# -- splitlog (MIT) -----------------------------------------------------------------------------
+
+def test_yarn_logs_of_two_mapreduce_applications(whole):
+    """`yarn logs` of TeraGen (two maps writing the output) and TeraValidate (a map and the one
+    reduce that writes), gzipped: each container's syslog read as mr2-yarn, container and host on
+    every event."""
+    assert _rows(whole, "select regexp_extract(uri, 'application_\\d+_\\d+'), lines, events, rejected from sources "
+                        "where uri like '%/splitlog/%' order by uri") == [
+        ("application_1756057717712_0001", 884, 26, 0), ("application_1756057717712_0003", 927, 22, 0)]
+    assert _kinds(whole, "application_1756057717712_0001/input.txt.gz") == {
+        "conf": 3, "attempt_state": 14, "commit_allowed": 4, "task_commit": 2, "attempt_end": 2, "job_end": 1}
+    assert _kinds(whole, "application_1756057717712_0003/input.txt.gz") == {
+        "conf": 3, "attempt_state": 13, "commit_allowed": 2, "task_commit": 1, "attempt_end": 2, "job_end": 1}
+    q = "select line_no, e.kind, attempt_id, e.status, target_path, detail->>'container', host from events e " \
+        "join sources s using (source_id) where s.uri like '%/splitlog/%' and e.kind in ('task_commit', 'job_end') " \
+        "order by s.uri, line_no"
+    gen, val = "hdfs://namenode:8020/user/sandbox/teragen", "hdfs://namenode:8020/user/sandbox/teravalidate"
+    assert _rows(whole, q) == [
+        (386, "job_end", None, "success", None, "container_1756057717712_0001_01_000001", "hadoopnode"),
+        (614, "task_commit", "attempt_1756057717712_0001_m_000000_0", "success", gen,
+         "container_1756057717712_0001_01_000002", "hadoopnode"),
+        (843, "task_commit", "attempt_1756057717712_0001_m_000001_0", "success", gen,
+         "container_1756057717712_0001_01_000003", "hadoopnode"),
+        (623, "job_end", None, "success", None, "container_1756057717712_0003_01_000001", "hadoopnode"),
+        (852, "task_commit", "attempt_1756057717712_0003_r_000000_0", "success", val,
+         "container_1756057717712_0003_01_000003", "hadoopnode"),
+    ]
+    # the AppMaster's view of the reduce attempt, transition by transition
+    assert _rows(whole, "select e.status from events e join sources s using (source_id) where s.uri like "
+                        "'%/splitlog/application_1756057717712_0003/%' and e.kind = 'attempt_state' and "
+                        "attempt_id = 'attempt_1756057717712_0003_r_000000_0' and detail->>'container' = "
+                        "'container_1756057717712_0003_01_000001' order by line_no") == [
+        ("unassigned",), ("assigned",), ("running",), ("commit_pending",), ("success_finishing_container",),
+        ("succeeded",)]
 
 
 # -- Apache Eagle (Apache-2.0) ------------------------------------------------------------------
