@@ -17,10 +17,13 @@ NOT_OURS = "not a log format commitsleuth reads"
 # None: skipped as not ours (licences, notices, other systems' logs, formats not read).
 CORPUS_FORMATS = {
     "README.md": None,
+    "dr-elephant.NOTICE": None,
+    "dr-elephant/history/job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist": "mr-jobhistory",
+    "dr-elephant/spark_event_logs/event_log_1": "spark-eventlog",
     "eagle.NOTICE": None,
     "eagle/hbase-auditlog/securityAuditLog": None,  # HBase's AccessController audit, not ours
     "eagle/hdfs-auditlog/securityAuditLog": "hdfs-audit",
-    "eagle/mr-history/job_1479206441898_508949-1481299030929-testhistory.jhist": None,  # not read yet
+    "eagle/mr-history/job_1479206441898_508949-1481299030929-testhistory.jhist": "mr-jobhistory",
     "loghub/HDFS_2k.log": None,
     "loghub/Hadoop_2k.log": "mr2-yarn",
     "loghub/LICENSE": None,
@@ -75,8 +78,9 @@ def test_every_corpus_file_is_read_as_its_expected_format(whole, corpus):
     want = {name: (fmt, "ok", None) if fmt else (None, "skipped", NOT_OURS)
             for name, fmt in CORPUS_FORMATS.items()}
     assert got == want
-    # one damaged line in the whole corpus, in the log damaged on purpose
+    # rejected lines only where a log was damaged: on purpose, or by a licence header put on top
     assert [(uri.removeprefix(str(corpus) + "/"), n) for uri, *_, n in rows if n] == [
+        ("eagle/mr-history/job_1479206441898_508949-1481299030929-testhistory.jhist", 15),
         ("spark-rapids-tools/malformed_json_eventlog.zstd", 1)]
 
 
@@ -185,6 +189,16 @@ def test_spark_2_event_log(whole):
         "stage_start": 6, "stage_end": 6, "attempt_start": 6, "attempt_end": 6}
 
 
+def test_dr_elephant_spark_1_5_yarn_event_log(whole):
+    """A file name that names no application: the id comes from the application start."""
+    assert _kinds(whole, "spark_event_logs/event_log_1") == {
+        "app_start": 1, "app_end": 1, "job_start": 1, "job_end": 1, "stage_start": 1, "stage_end": 1,
+        "attempt_start": 10, "attempt_end": 10}
+    assert _rows(whole, "select count(*), count(distinct app_id), min(app_id) from events e join sources s "
+                        "using (source_id) where s.uri like '%/spark_event_logs/event_log_1'") == [
+        (26, 1, "application_1457600942802_0093")]
+
+
 # -- Sparklens (Qubole, Apache-2.0) -------------------------------------------------------------
 
 def test_sparklens_local_event_log(whole):
@@ -250,12 +264,87 @@ def test_hdfs_audit_log_of_a_sandbox(whole):
     ]
 
 
-def test_other_systems_and_unread_formats_are_skipped_quietly(cli, corpus, db_path):
-    """HBase's security audit log has a Hadoop daemon's layout but no task's logger; a MapReduce
-    job-history (.jhist, Avro JSON) file is not read yet: both skipped, nothing rejected."""
-    eagle = corpus / "eagle"
-    r = cli("ingest", "-v", eagle / "hbase-auditlog", eagle / "mr-history", "--db", db_path)
+def test_another_systems_log_is_skipped_quietly(cli, corpus, db_path):
+    """HBase's security audit log has a Hadoop daemon's layout but no task's logger: skipped,
+    nothing rejected."""
+    log = corpus / "eagle" / "hbase-auditlog" / "securityAuditLog"
+    r = cli("ingest", "-v", log, "--db", db_path)
     assert r.exit_code == 0, r.err
-    assert r.out.splitlines()[0] == "ingested 2 files (2 skipped): 0 events, 0 rejected lines"
-    assert f"  format of {eagle}/hbase-auditlog/securityAuditLog: no format: none matches 20% of the first 25 lines" \
-        in r.out.splitlines()
+    assert r.out.splitlines() == [
+        "ingested 1 file (1 skipped): 0 events, 0 rejected lines",
+        f"  skipped: {log}: not a log format commitsleuth reads",
+        f"  format of {log}: no format: none matches 20% of the first 25 lines",
+    ]
+
+
+# -- MapReduce job history (Dr. Elephant and Apache Eagle, Apache-2.0) --------------------------
+
+def test_mapreduce_job_history_file(whole):
+    """A QuasiMonteCarlo job's .jhist: one map and one reduce attempt, each started (not a
+    speculative copy: avataar VIRGIN) and succeeded on its host, between the job's submit and end."""
+    q = "select line_no, e.kind, ts, job_id, task_id, attempt_id, attempt_no, speculative, host, e.status, " \
+        "detail->>'container' from events e join sources s using (source_id) where s.uri like ? order by line_no"
+    import datetime as dt
+    job, t = "job_1526555215992_0001", lambda s, ms: dt.datetime(2018, 5, 17, 11, 14, s, ms * 1000)
+    m, r = "attempt_1526555215992_0001_m_000000_0", "attempt_1526555215992_0001_r_000000_0"
+    host = "172.23.244.182"
+    assert _rows(whole, q, ["%QuasiMonteCarlo%.jhist"]) == [
+        (5, "job_start", t(2, 677), job, None, None, None, None, None, None, None),
+        (15, "attempt_start", t(11, 139), job, "task_1526555215992_0001_m_000000", m, 0, False, host, None,
+         "container_1526555215992_0001_01_000002"),
+        (17, "attempt_end", t(13, 236), job, "task_1526555215992_0001_m_000000", m, 0, None, host, "success", None),
+        (21, "attempt_start", t(16, 49), job, "task_1526555215992_0001_r_000000", r, 0, False, host, None,
+         "container_1526555215992_0001_01_000003"),
+        (23, "attempt_end", t(18, 260), job, "task_1526555215992_0001_r_000000", r, 0, None, host, "success", None),
+        (27, "job_end", t(18, 299), job, None, None, None, None, None, "success", None),
+    ]
+    assert _rows(whole, "select lines, events, rejected from sources where uri like '%QuasiMonteCarlo%.jhist'") == [
+        (27, 6, 0)]
+
+
+def test_a_job_history_file_with_a_header_put_on_top(whole):
+    """Eagle's copy carries an Apache licence comment above ``Avro-Json`` and one event line made
+    invalid (``"trackerName":"eagle-hadoop-1":8042``): those 15 lines are rejected, the rest read."""
+    assert _rows(whole, "select s.lines, s.events, s.status, r.reason, r.count, r.first_line from sources s "
+                        "join rejects r using (source_id) where s.uri like '%testhistory.jhist'") == [
+        (37, 3, "ok", "invalid JSON in a job-history file", 15, 1)]
+    assert _kinds(whole, "job_1479206441898_508949-1481299030929-testhistory.jhist") == {
+        "job_start": 1, "attempt_end": 1, "job_end": 1}
+
+
+def test_job_history_speculative_and_unsuccessful_attempts():
+    """No corpus .jhist has a speculative copy or a killed attempt, so these lines are BUILT: the
+    real MAP_ATTEMPT_STARTED line above with attempt 1 and avataar SPECULATIVE, and records with the
+    fields of Hadoop's Events.avpr (TaskAttemptUnsuccessfulCompletion: taskid, taskType,
+    attemptId, finishTime, hostname, port, rackname, status, error, …; JobUnsuccessfulCompletion:
+    jobid, finishTime, finishedMaps, finishedReduces, jobStatus, …)."""
+    from commitsleuth.parsers import ParseStats, SourceContext, get_format, parse_lines
+
+    speculative = (
+        '{"type":"MAP_ATTEMPT_STARTED","event":{"org.apache.hadoop.mapreduce.jobhistory.TaskAttemptStarted":'
+        '{"taskid":"task_1526555215992_0001_m_000000","taskType":"MAP","attemptId":'
+        '"attempt_1526555215992_0001_m_000000_1","startTime":1526555652139,"trackerName":"172.23.244.183",'
+        '"httpPort":8042,"shufflePort":13562,"containerId":"container_1526555215992_0001_01_000004",'
+        '"locality":{"string":"NODE_LOCAL"},"avataar":{"string":"SPECULATIVE"}}}}')
+    killed = (
+        '{"type":"MAP_ATTEMPT_KILLED","event":{"org.apache.hadoop.mapreduce.jobhistory.'
+        'TaskAttemptUnsuccessfulCompletion":{"taskid":"task_1526555215992_0001_m_000000","taskType":"MAP",'
+        '"attemptId":"attempt_1526555215992_0001_m_000000_1","finishTime":1526555653300,"hostname":'
+        '"172.23.244.183","port":54690,"rackname":"/default-rack","status":"KILLED","error":'
+        '"Speculation: attempt_1526555215992_0001_m_000000_0 succeeded first!","counters":null,'
+        '"clockSplits":[],"cpuUsages":[],"vMemKbytes":[],"physMemKbytes":[]}}}')
+    failed_job = (
+        '{"type":"JOB_FAILED","event":{"org.apache.hadoop.mapreduce.jobhistory.JobUnsuccessfulCompletion":'
+        '{"jobid":"job_1526555215992_0001","finishTime":1526555658299,"finishedMaps":1,"finishedReduces":0,'
+        '"jobStatus":"FAILED","diagnostics":{"string":"Task failed task_1526555215992_0001_r_000000"}}}}')
+    stats = ParseStats()
+    lines = [(i, 0, t) for i, t in enumerate(["Avro-Json", speculative, killed, failed_job], 1)]
+    events = list(parse_lines(get_format("mr-jobhistory"), lines, SourceContext("x.jhist"), stats))
+    assert stats.rejected == 0
+    assert [(e.kind, e.attempt_id, e.attempt_no, e.speculative, e.host, e.status, (e.detail or {}).get("error"))
+            for e in events] == [
+        ("attempt_start", "attempt_1526555215992_0001_m_000000_1", 1, True, "172.23.244.183", None, None),
+        ("attempt_end", "attempt_1526555215992_0001_m_000000_1", 1, None, "172.23.244.183", "killed",
+         "Speculation: attempt_1526555215992_0001_m_000000_0 succeeded first!"),
+        ("job_end", None, None, None, None, "failed", None),
+    ]
