@@ -303,8 +303,8 @@ def test_mapreduce_job_history_file(whole):
 
 
 def test_a_job_history_file_with_a_header_put_on_top(whole):
-    """Eagle's copy carries an Apache licence comment above ``Avro-Json`` and one event line made
-    invalid (``"trackerName":"eagle-hadoop-1":8042``): those 15 lines are rejected, the rest read."""
+    """Eagle's copy carries an Apache licence comment above ``Avro-Json`` and one event line that is
+    not valid JSON (``"trackerName":"eagle-hadoop-1":8042``): those 15 lines are rejected, the rest read."""
     assert _rows(whole, "select s.lines, s.events, s.status, r.reason, r.count, r.first_line from sources s "
                         "join rejects r using (source_id) where s.uri like '%testhistory.jhist'") == [
         (37, 3, "ok", "invalid JSON in a job-history file", 15, 1)]
