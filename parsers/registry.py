@@ -10,7 +10,7 @@ from commitsleuth.parsers import pasted
 from commitsleuth.parsers.base import Format
 from commitsleuth.parsers.formats import (hadoop_client, hdfs_audit, hive_log4j1, hive_log4j2,
                                           hive_metastore_audit, hs2_operation_log, mr1_task_stdout,
-                                          mr_task_syslog, s3_access, spark_eventlog, spark_log, tez_task,
+                                          mr_jobhistory, mr_task_syslog, s3_access, spark_eventlog, spark_log, tez_task,
                                           yarn_logs)
 
 FORMATS: tuple[Format, ...] = (
@@ -25,9 +25,11 @@ FORMATS: tuple[Format, ...] = (
     tez_task.FORMAT,
     spark_log.YY,
     spark_log.ISO,
+    spark_log.DRIVER,
     hadoop_client.FORMAT,
     yarn_logs.FORMAT,
     spark_eventlog.FORMAT,
+    mr_jobhistory.FORMAT,
     hdfs_audit.FORMAT,
     s3_access.FORMAT,
 )

@@ -4,9 +4,12 @@ AppMaster '%d{ISO8601} %p [%t] %c: %m%n'."""
 import re
 
 from commitsleuth.parsers.base import Format, Sample
-from commitsleuth.parsers.formats._heads import ISO_TS, LEVEL, LOGGER, MESSAGE, THREAD
+from commitsleuth.parsers.formats._heads import ISO_TS, LEVEL, MESSAGE, THREAD
 
-MR1_HEAD = re.compile(rf"{ISO_TS} {LEVEL} {LOGGER}: {MESSAGE}")
+# %c is a Java logger: a package-qualified class (org.apache.hadoop.mapred.Task) or a bare name
+# (Hive 0.x's "ExecMapper"). HBase's "SecurityLogger.org.apache.hadoop.hbase…" audit log has the
+# same layout but is no task's log (tests/corpus/eagle/hbase-security-audit.log).
+MR1_HEAD = re.compile(rf"{ISO_TS} {LEVEL} (?P<logger>[a-z][\w$]*(?:\.[\w$]+)+|[A-Za-z][\w$]*): {MESSAGE}")
 # The same shape as Hive's log4j2 layout; Hadoop loggers are full class names.
 MR2_HEAD = re.compile(rf"{ISO_TS} +{LEVEL} +{THREAD} (?P<logger>org\.apache\.hadoop\.[\w$.]+): {MESSAGE}")
 

@@ -1,4 +1,5 @@
-"""Spark driver and executor logs: '%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n' and ISO8601 layouts."""
+"""Spark driver and executor logs: '%d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n', the driver log's
+'%d{yy/MM/dd HH:mm:ss.SSS} %t %p %c{1}: %m%n%ex' and ISO8601 layouts."""
 
 import re
 
@@ -6,6 +7,11 @@ from commitsleuth.parsers.base import Format, Sample
 from commitsleuth.parsers.formats._heads import ISO_TS, LEVEL, LOGGER, MESSAGE, THREAD, YY_TS
 
 YY_HEAD = re.compile(rf"{YY_TS} {LEVEL} {LOGGER}: {MESSAGE}")
+# spark.driver.log.layout's default (Spark 3.0+, DriverLogger.DEFAULT_LAYOUT): milliseconds and
+# the thread unbracketed, spaces and all ("Executor task launch worker for task 3.0 in stage …").
+DRIVER_HEAD = re.compile(
+    rf"(?P<date>\d\d/\d\d/\d\d) (?P<time>\d\d:\d\d:\d\d\.\d{{3}}) (?P<thread>\S.*?) {LEVEL} {LOGGER}: {MESSAGE}"
+)
 # ISO layouts used by vendors; the logger must be Spark's, or this is any Hadoop log.
 ISO_HEAD = re.compile(
     rf"{ISO_TS} +{LEVEL} +(?:{THREAD} )?(?P<logger>org\.apache\.spark\.[\w$.]+): {MESSAGE}"
@@ -41,6 +47,24 @@ YY = Format(
                "linkedin.com executor 7): TaskKilled (another attempt succeeded)", "attempt_end"),
         Sample("21/08/10 23:48:04 INFO TaskSetManager: Marking task 3 in stage 0.0 (on ltx1-hcl12291.grid."
                "linkedin.com) as speculatable because it ran more than 2000 ms", "speculate"),
+    ),
+)
+
+DRIVER = Format(
+    name="spark-driver-log",
+    description="Spark driver log (spark.driver.log.localDir / dfsDir): "
+    "'%d{yy/MM/dd HH:mm:ss.SSS} %t %p %c{1}: %m%n%ex'",
+    head=DRIVER_HEAD,
+    kinds=SPARK_KINDS,
+    samples=(
+        # tests/corpus/spark-rapids-tools/driverlog (a Spark 3.3 shell's driver.log)
+        Sample("23/11/07 11:00:24.144 dispatcher-event-loop-25 INFO TaskSetManager: Starting task 0.0 in stage "
+               "0.0 (TID 0) (localhost, executor driver, partition 0, PROCESS_LOCAL, 4550 bytes) "
+               "taskResourceAssignments Map()", "attempt_start"),
+        Sample("23/11/07 11:00:24.929 Executor task launch worker for task 43.0 in stage 0.0 (TID 43) INFO "
+               "Executor: Finished task 43.0 in stage 0.0 (TID 43). 1998 bytes result sent to driver",
+               "attempt_end"),
+        Sample("23/11/07 10:59:24.346 main INFO SparkContext: Submitted application: Spark shell", None),
     ),
 )
 
