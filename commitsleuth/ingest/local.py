@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth.ingest import eventlogs
+from commitsleuth.ingest import app_end, eventlogs
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -327,6 +327,9 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         status, reason = "partial", read.damage()
     if status == "ok":
         reason = eventlogs.state_note(read.path)
+    if read.fmt.name == app_end.FORMAT:
+        note = app_end.stored_note(store.con, sid)  # after a damage's reason, before a state's
+        reason = app_end.joined(reason, note) if status != "ok" else app_end.joined(note, reason)
     store.add_rejects(sid, read.uncommitted_rejects())
     store.update_source(
         sid,
