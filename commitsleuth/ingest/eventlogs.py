@@ -24,7 +24,7 @@ from commitsleuth.ingest.codecs import ChunkStream
 ROLLING_PREFIX = "eventlog_v2_"
 IN_PROGRESS = ".inprogress"  # a finished log was renamed from <name>.inprogress
 _PART_RE = re.compile(r"^events_(?P<n>\d+)_(?P<app>.+?)(?P<compact>\.compact)?$")
-_CODEC_SUFFIX = re.compile(r"\.(lz4|lzf|snappy|zstd)$")
+_CODEC_SUFFIX = re.compile(r"\.(lz4|lzf|snappy|zstd|gz|bz2)$")  # gz, bz2: archived by people, not Spark
 DATABRICKS_CURRENT = "eventlog"
 _DATED_RE = re.compile(r"^eventlog-\d{4}-\d{2}-\d{2}--\d{2}-\d{2}")
 IN_PROGRESS_NOTE = "application still running (event log in progress); ingest again to read what it adds"
