@@ -4,7 +4,8 @@ An attempt's lane is keyed by its application and its label: Spark's labels ("ta
 0.0 (TID 4)") repeat in every application, so two applications writing one partition get a lane
 per attempt each. An event of the attempt that names no application (a text log line) joins the
 lane of the one application using that label here. When a partition's lanes hold more than one
-application, attempt lanes are labelled ``<app id>: <attempt>``.
+application, attempt lanes are labelled ``<app>: <attempt>``, the app compacted to the tail that
+tells them apart (``…1317105`` for ``application_1628109047826_1317105``) so the attempt still fits.
 
 The HTML report and the terminal timeline draw the same model, built here. Positions are
 fractions of the track (0..1). Events carry a timestamp or not (a headless task's stdout has
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
@@ -173,6 +175,15 @@ def lane_keys(events: Sequence[TimelineRow], apps: dict[int, str]) -> list[tuple
     return keys
 
 
+def compact_apps(apps: set[str]) -> dict[str, str]:
+    """Each app id as its last ``_``/``-`` part (``…1317105``) when that part has 4+ characters
+    and tells the ids apart, else whole."""
+    tails = {a: re.split(r"[_-]", a)[-1] for a in apps}
+    if all(len(t) >= 4 for t in tails.values()) and len(set(tails.values())) == len(apps):
+        return {a: "…" + t for a, t in tails.items()}
+    return {a: a for a in apps}
+
+
 def build(
     events: Sequence[TimelineRow],
     windows: dict[tuple[str | None, str], Window] | None = None,
@@ -221,9 +232,9 @@ def build(
         lane.marks.append(
             Mark(e, pos, outcome(e.kind, e.status), symbol(e.kind), i + 1, e.event_id in evidence)
         )
-    several = len({lane.app for lane in by_actor.values() if lane.app is not None}) > 1
+    short = compact_apps({lane.app for lane in by_actor.values() if lane.app is not None})
     for (app, actor), lane in by_actor.items():
-        lane.label = f"{app}: {actor}" if several and app is not None else actor
+        lane.label = f"{short[app]}: {actor}" if len(short) > 1 and app is not None else actor
         if not timed:  # a lane covers its events' whole slots
             lane.start, lane.end = lane.start - slot / 2, lane.end + slot / 2
         w = windows.get((app, actor))
