@@ -183,3 +183,25 @@ def test_yarn_attempt_suffix_in_the_name_is_not_another_application(corpus, tmp_
             ingest(store, [str(path)])
             assert store.query("select distinct app_id from events")[1] == [(app,)]
             assert store.query("select count(*) from events where kind = 'conf' and app_id = ?", [app])[1][0][0] > 0
+
+
+def test_databricks_log_that_rolls_and_ends_is_read_once(corpus, tmp_path):
+    """Databricks rolls ``eventlog`` into a new dated part and starts a new ``eventlog``: the
+    directory read again holds every event once and the note is gone."""
+    d = _databricks_dir(corpus, tmp_path, current_to=58)
+    lines = _lines(corpus)
+    with Store(tmp_path / "db.duckdb") as store:
+        (r,) = ingest(store, [str(d)]).results
+        assert r.reason == "application did not end (4 attempts never finished)"
+        (d / "eventlog-2016-11-17--00-00.gz").write_bytes(gzip.compress((d / "eventlog").read_bytes(), mtime=0))
+        (d / "eventlog").write_bytes(b"".join(lines[58:]))
+        (r2,) = ingest(store, [str(d)]).results
+        assert (r2.uri, r2.status, r2.reason) == (str(d.resolve()), "ok", None)
+        # the rolled part is gzipped, so the directory's bytes shrank: read again whole as a new
+        # version, the old one's events retired to superseded_events (docs/schema.md)
+        assert store.query("select source_id, status from sources order by 1")[1] == [
+            (r.source_id, "superseded"), (r2.source_id, "ok")]
+        rolled = store.query(SHAPE)[1]
+    with Store(tmp_path / "whole.duckdb") as whole:
+        ingest(whole, [str(corpus / EVENTS / APP)])
+        assert rolled == whole.query(SHAPE)[1]
