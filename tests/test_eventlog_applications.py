@@ -98,7 +98,7 @@ def test_databricks_log_cut_before_its_end_says_so(corpus, tmp_path):
 
 
 def test_plain_log_cut_before_its_end_says_so(corpus, tmp_path):
-    # local-1422981780767 to line 40: one TaskStart (TID 0 of stage 1) has no TaskEnd yet
+    # local-1422981780767 to line 40: one TaskStart (TID 10) has no TaskEnd yet
     f = tmp_path / "local-1422981780767"
     f.write_bytes(b"".join(_lines(corpus, "local-1422981780767")[:40]))
     with Store(tmp_path / "db.duckdb") as store:
@@ -205,3 +205,18 @@ def test_databricks_log_that_rolls_and_ends_is_read_once(corpus, tmp_path):
     with Store(tmp_path / "whole.duckdb") as whole:
         ingest(whole, [str(corpus / EVENTS / APP)])
         assert rolled == whole.query(SHAPE)[1]
+
+
+def test_grown_in_progress_log_counts_the_attempts_its_earlier_read_started(corpus, tmp_path):
+    """Lines 1-50 leave TIDs 16-22 open (7); by line 55 TIDs 17, 18, 20, 21 ended and 23 started:
+    4 open, three of them started in the first read, which the second read does not see again."""
+    lines = _lines(corpus, "local-1422981780767")
+    f = tmp_path / "local-1422981780767.inprogress"
+    f.write_bytes(b"".join(lines[:50]))
+    with Store(tmp_path / "db.duckdb") as store:
+        (r,) = ingest(store, [str(f)]).results
+        assert r.reason.startswith("application did not end (7 attempts never finished); ")
+        f.write_bytes(b"".join(lines[:55]))
+        (r2,) = ingest(store, [str(f)]).results
+        assert (r2.source_id, r2.events) == (r.source_id, 5)  # continued, not read again
+        assert r2.reason.startswith("application did not end (4 attempts never finished); ")

@@ -46,13 +46,15 @@ class AppEnds:
         return f"application did not end ({n} attempt{'' if n == 1 else 's'} never finished)"
 
 
-def stored_note(con, source_id: int) -> str | None:
-    """The note of an event-log source from its stored events (a resumed read saw only its tail)."""
+def tally_of(con, source_id: int | None) -> AppEnds:
+    """A tally for a source's read, holding what an earlier read of it stored (a resumed read
+    sees only the file's tail); a first read (``source_id`` None) starts empty."""
     tally = AppEnds()
-    tally.add_rows(con.execute(
-        "SELECT kind, app_id, attempt_id FROM events "
-        "WHERE source_id = ? AND kind IN ('attempt_start', 'attempt_end', 'app_end')", [source_id]).fetchall())
-    return tally.note()
+    if source_id is not None:
+        tally.add_rows(con.execute(
+            "SELECT kind, app_id, attempt_id FROM events "
+            "WHERE source_id = ? AND kind IN ('attempt_start', 'attempt_end', 'app_end')", [source_id]).fetchall())
+    return tally
 
 
 def joined(*notes: str | None) -> str | None:
