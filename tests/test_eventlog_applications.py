@@ -220,3 +220,12 @@ def test_grown_in_progress_log_counts_the_attempts_its_earlier_read_started(corp
         (r2,) = ingest(store, [str(f)]).results
         assert (r2.source_id, r2.events) == (r.source_id, 5)  # continued, not read again
         assert r2.reason.startswith("application did not end (4 attempts never finished); ")
+
+
+def test_databricks_dated_parts_without_eventlog_are_one_application(corpus, tmp_path):
+    d = _databricks_dir(corpus, tmp_path)
+    (d / "eventlog").unlink()  # only the rolled parts were kept: lines 1-41, TIDs 0, 4, 6, 8, 12 open
+    with Store(tmp_path / "db.duckdb") as store:
+        (r,) = ingest(store, [str(d)]).results
+        assert (r.uri, r.lines, r.reason) == (str(d.resolve()), 41, "application did not end (5 attempts never finished)")
+        assert store.query("select distinct app_id from events")[1] == [(APP,)]

@@ -41,9 +41,8 @@ def part_index(name: str) -> tuple[int, bool] | None:
 
 
 def databricks_layout(names: Iterable[str]) -> bool:
-    """True when a directory's file names are Databricks' ``eventlog`` and its dated parts."""
-    names = set(names)
-    return DATABRICKS_CURRENT in names and any(_DATED_RE.match(n) for n in names)
+    """True when a directory holds Databricks' dated parts (with or without ``eventlog``)."""
+    return any(_DATED_RE.match(n) for n in names)
 
 
 def databricks_part(name: str) -> bool:
@@ -55,7 +54,7 @@ def ordered_parts(names: Iterable[str]) -> list[str]:
     in a Databricks directory the dated parts, oldest first (the date sorts as text), then ``eventlog``."""
     names = list(names)
     if databricks_layout(names):
-        return sorted(n for n in names if _DATED_RE.match(n)) + [DATABRICKS_CURRENT]
+        return sorted(n for n in names if _DATED_RE.match(n)) + [n for n in names if n == DATABRICKS_CURRENT]
     parts = sorted((part_index(n), n) for n in names if part_index(n) is not None)
     start = max((i for i, ((_, compact), _) in enumerate(parts) if compact), default=0)
     return [name for _, name in parts[start:]]
