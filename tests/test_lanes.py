@@ -146,3 +146,77 @@ def test_listed_files_are_drawn_on_the_lanes_of_the_spark_attempts_that_wrote_th
     assert killed.start < spec.start < spec.end < killed.end  # the two bars overlap
     assert [m.event.path.rsplit("/", 1)[1] for m in killed.marks] == ["000001_0.stage1"]
     assert [m.event.path.rsplit("/", 1)[1] for m in spec.marks] == ["000001_1.stage1"]
+
+
+TWO_APPS = ("application_1628109047826_1317105", "application_1628109047826_1317106")
+
+
+def two_applications_store(db, corpus, tmp) -> Store:
+    """The corpus log application_1628109047826_1317105 (task 3: TID 3 succeeded, its speculative
+    copy TID 4 was killed) and a copy of it as another application (App ID ..._1317106, gzipped
+    as people archive logs); each wrote files 000003_0 and 000003_1 into one partition
+    file:///w/t dt=2021-08-10 (file events at times inside each attempt's window)."""
+    import gzip
+
+    from tests.test_detector_cases import case_event
+
+    a, b = TWO_APPS
+    log = (corpus / "spark-events" / a).read_bytes()
+    copy = tmp / f"{b}.gz"
+    copy.write_bytes(gzip.compress(log.replace(a.encode(), b.encode()), mtime=0))
+
+    def file(app, name, ts):
+        return case_event({"kind": "file", "ts": ts, "app_id": app, "size": 10,
+                           "path": f"file:///w/t/dt=2021-08-10/{name}"})
+
+    store = Store(db)
+    ingest(store, [str(corpus / "spark-events" / a), str(copy)])
+    store.write_events([file(app, name, ts) for app in (a, b) for name, ts in
+                        (("000003_0", "2021-08-10 23:27:55"), ("000003_1", "2021-08-10 23:28:05"))])
+    return store
+
+
+def test_two_applications_writing_one_partition_get_a_lane_per_attempt_each(tmp_path, corpus):
+    """Two applications' attempts share labels; the lanes do not: four lanes, each with its own
+    file, labelled with the application."""
+    from commitsleuth.forensics.timeline import timeline
+
+    a, b = TWO_APPS
+    with two_applications_store(tmp_path / "apps.duckdb", corpus, tmp_path) as store:
+        assert store.query("select count(distinct app_id) from events")[1] == [(2,)]
+        model = partition_lanes(store, timeline(store, "file:///w/t", "dt=2021-08-10"))
+    lanes = {(ln.app, ln.actor): ln for ln in model.lanes}
+    tid3, tid4 = "task 3.0 in stage 0.0 (TID 3)", "task 3.1 in stage 0.0 (TID 4)"
+    assert sorted(lanes) == [(a, tid3), (a, tid4), (b, tid3), (b, tid4)]
+    for app in (a, b):
+        assert [m.event.path.rsplit("/", 1)[1] for m in lanes[app, tid3].marks] == ["000003_0"]
+        assert [m.event.path.rsplit("/", 1)[1] for m in lanes[app, tid4].marks] == ["000003_1"]
+        assert (lanes[app, tid3].window, lanes[app, tid3].status) == ("attempt", "success")
+        assert (lanes[app, tid4].window, lanes[app, tid4].status) == ("attempt", "killed")
+        assert lanes[app, tid3].label == f"…{app[-7:]}: {tid3}"  # the tail that tells the two apart
+    assert len({ln.label for ln in model.lanes}) == 4
+
+
+def test_one_application_keeps_plain_labels_and_an_unnamed_event_joins_its_attempt():
+    t = dt.datetime(2026, 11, 21, 10)
+    label = "task 1.0 in stage 1.0 (TID 3)"
+    rows = [Row(1, t, "file", label, "p", None, "f:1", ""), Row(2, t, "task_commit", label, "p", None, "g:9", "")]
+    (lane,) = build(rows, apps={1: "app-1"}).lanes  # the text log's commit line names no application
+    assert (lane.app, lane.label, len(lane.marks)) == ("app-1", label, 2)
+    # two applications use the label: the unnamed event cannot say whose it is, and stays apart
+    rows.append(Row(3, t, "file", label, "p", None, "f:2", ""))
+    lanes = build(rows, apps={1: "app-1", 3: "app-2"}).lanes
+    assert sorted((ln.app or "", ln.label) for ln in lanes) == [
+        ("", label), ("app-1", f"app-1: {label}"), ("app-2", f"app-2: {label}")]
+
+
+def test_app_ids_are_compacted_only_when_the_tail_tells_them_apart():
+    from commitsleuth.report.lanes import compact_apps
+
+    assert compact_apps({"application_1628109047826_1317105", "application_1628109047826_1317106"}) == {
+        "application_1628109047826_1317105": "…1317105", "application_1628109047826_1317106": "…1317106"}
+    assert compact_apps({"app-20161116163331-0000", "local-1422981780767"}) == {
+        "app-20161116163331-0000": "…0000", "local-1422981780767": "…1422981780767"}
+    # the same tail, or a tail too short to read as an id: whole
+    assert compact_apps({"app-1-0000", "app-2-0000"}) == {"app-1-0000": "app-1-0000", "app-2-0000": "app-2-0000"}
+    assert compact_apps({"app-1", "app-2"}) == {"app-1": "app-1", "app-2": "app-2"}

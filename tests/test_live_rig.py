@@ -141,3 +141,60 @@ def test_protected_write_shows_the_losing_attempt_and_no_double_commit(rig_run, 
     assert success == [(1,)]
     result = cli("analyze", "--format", "json", "--db", db)
     assert not [f for f in json.loads(result.out) if f["name"] == "double-commit"], result.out
+
+
+def test_speculative_double_write_report_in_chromium(rig_run, tmp_path):
+    """The same rig run's store drawn as the HTML report in real headless Chromium: the CS101
+    finding's partition has two attempt lanes whose bars overlap, each with one mark, the file
+    its attempt wrote; the killed attempt's bar is red (class ``bad``, computed colour), the
+    winner's green. Screenshot in test-artifacts/report-live-speculative.png."""
+    import shutil
+
+    from browser import Chromium, chromium_path
+    from commitsleuth.forensics.analyze import analyze
+    from commitsleuth.report.html import write_report
+
+    if chromium_path() is None:
+        pytest.fail("chromium is not installed: apt-get install -y chromium (.ci/run installs it)")
+    workdir, _ = rig_run
+    db = tmp_path / "speculative.duckdb"  # a copy: the other tests read the rig's store as it was
+    shutil.copy(workdir / "speculative.duckdb", db)
+    with Store(db) as store:
+        (double,) = [f for f in analyze(store) if f.code == "CS101" and (f.detail or {}).get("attempts")]
+        attempts = sorted(double.detail["attempts"], key=lambda a: a["attempt"])
+        files = dict(store.con.execute(
+            "SELECT file_name, event_id FROM events WHERE kind = 'file' AND file_name IN (SELECT unnest(?))",
+            [[a["file"] for a in attempts]]).fetchall())
+        report = write_report(store, tmp_path / "report.html")
+    assert [(a["attempt"], a["status"]) for a in attempts] == [(0, "killed"), (1, "success")]
+
+    browser = Chromium()
+    try:
+        page = browser.page()
+        page.goto(report.as_uri())
+        page.wait_for("document.documentElement.dataset.readyMs")
+        page.settle()
+        lanes = page.eval(
+            "[...document.querySelectorAll('article.finding[data-code=CS101] .lane')].map(l => {"
+            " const bar = l.querySelector('.bar'), r = bar.getBoundingClientRect();"
+            " return {actor: l.dataset.actor, label: l.querySelector('.actor').textContent,"
+            "  bar: bar.className, colour: getComputedStyle(bar).backgroundColor, left: r.left, right: r.right,"
+            "  marks: [...l.querySelectorAll('.mark')].map(m => Number(m.dataset.event))}; })")
+        by_actor = {ln["actor"]: ln for ln in lanes}
+        assert set(by_actor) >= {a["label"] for a in attempts}, lanes
+        killed, won = (by_actor[a["label"]] for a in attempts)
+        # each lane holds one mark: the file its own attempt wrote
+        assert killed["marks"] == [files[attempts[0]["file"]]] and won["marks"] == [files[attempts[1]["file"]]]
+        assert killed["label"] == attempts[0]["label"] and won["label"] == attempts[1]["label"]
+        # attempt windows, overlapping in time; the killed one red, the winner green
+        assert killed["bar"].split() == ["bar", "bad", "attempt"] and won["bar"].split() == ["bar", "ok", "attempt"]
+        assert killed["colour"] == "rgb(198, 40, 40)" and won["colour"] == "rgb(46, 125, 50)"  # --bad, --ok
+        assert killed["left"] < won["right"] and won["left"] < killed["right"]
+        page.click(f".lane[data-actor='{attempts[0]['label']}'] .mark")
+        detail = page.eval("document.querySelector('.detail').innerText")
+        assert attempts[0]["file"] in detail and attempts[0]["label"] in detail
+        page.eval("document.querySelector('article.finding[data-code=CS101]').scrollIntoView()")
+        page.screenshot(Path(__file__).resolve().parent.parent / "test-artifacts" / "report-live-speculative.png")
+        assert (page.errors, page.dialogs) == ([], [])
+    finally:
+        browser.close()

@@ -87,6 +87,27 @@ def test_a_store_without_findings_says_so(browser, tmp_path, corpus):
     assert (page.errors, page.dialogs) == ([], [])
 
 
+def test_two_applications_in_one_partition_get_their_own_labelled_lanes(browser, tmp_path, corpus):
+    """Two applications' attempts with the same labels wrote into one partition (the store of
+    test_lanes.two_applications_store): four lanes, each named with its application."""
+    from test_lanes import TWO_APPS, two_applications_store
+
+    with two_applications_store(tmp_path / "apps.duckdb", corpus, tmp_path) as store:
+        analyze(store)
+        report = write_report(store, tmp_path / "report.html")
+    page = _open(browser, report)
+    lanes = page.eval("[...document.querySelectorAll('.lane')].map(l => [l.dataset.app,"
+                      " l.querySelector('.actor').textContent, l.querySelectorAll('.mark').length])")
+    tid3, tid4 = "task 3.0 in stage 0.0 (TID 3)", "task 3.1 in stage 0.0 (TID 4)"
+    assert sorted(lanes) == sorted([app, f"…{app[-7:]}: {tid}", 1] for app in TWO_APPS for tid in (tid3, tid4))
+    # the whole label is visible: the attempt's text is not cut by the label column's ellipsis
+    assert page.eval("[...document.querySelectorAll('.lane .actor')].every(a =>"
+                     " a.getBoundingClientRect().right <= a.parentElement.getBoundingClientRect().right)")
+    page.eval("document.querySelector('figure.tl').scrollIntoView()")
+    page.screenshot(ARTIFACTS / "report-two-applications.png")
+    assert (page.errors, page.dialogs) == ([], [])
+
+
 # Timed lines in Hive's log4j1 layout: two attempts of one task rename into one partition three
 # hours apart, then the job moves its output.
 TIMED = """\

@@ -6,6 +6,11 @@ the default since 4.0) holds ``events_<n>_<appId>[.<codec>]`` parts, written in 
 ``appstatus_<appId>[.inprogress]`` saying whether the application is still running. A rolling
 directory is one source: its parts are read as one stream, in order, so the decoder sees one
 application from start to end.
+
+Databricks writes an application's current events to ``eventlog`` and rolls older ones into
+``eventlog-YYYY-MM-DD--HH-MM.gz`` beside it (the naming the NVIDIA spark-rapids tools match,
+github.com/NVIDIA/spark-rapids PR 2732). Such a directory is one source too: the dated parts
+first, oldest first, then ``eventlog``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from commitsleuth.ingest.codecs import ChunkStream
 ROLLING_PREFIX = "eventlog_v2_"
 IN_PROGRESS = ".inprogress"  # a finished log was renamed from <name>.inprogress
 _PART_RE = re.compile(r"^events_(?P<n>\d+)_(?P<app>.+?)(?P<compact>\.compact)?$")
-_CODEC_SUFFIX = re.compile(r"\.(lz4|lzf|snappy|zstd)$")
+_CODEC_SUFFIX = re.compile(r"\.(lz4|lzf|snappy|zstd|gz|bz2)$")  # gz, bz2: archived by people, not Spark
+DATABRICKS_CURRENT = "eventlog"
+_DATED_RE = re.compile(r"^eventlog-\d{4}-\d{2}-\d{2}--\d{2}-\d{2}")
 IN_PROGRESS_NOTE = "application still running (event log in progress); ingest again to read what it adds"
 
 
@@ -33,8 +40,21 @@ def part_index(name: str) -> tuple[int, bool] | None:
     return (int(m["n"]), bool(m["compact"])) if m else None
 
 
+def databricks_layout(names: Iterable[str]) -> bool:
+    """True when a directory holds Databricks' dated parts (with or without ``eventlog``)."""
+    return any(_DATED_RE.match(n) for n in names)
+
+
+def databricks_part(name: str) -> bool:
+    return name == DATABRICKS_CURRENT or bool(_DATED_RE.match(name))
+
+
 def ordered_parts(names: Iterable[str]) -> list[str]:
-    """The part names to read, in order: from the last compacted part on (it holds the ones before)."""
+    """The part names to read, in order: from the last compacted part on (it holds the ones before);
+    in a Databricks directory the dated parts, oldest first (the date sorts as text), then ``eventlog``."""
+    names = list(names)
+    if databricks_layout(names):
+        return sorted(n for n in names if _DATED_RE.match(n)) + [n for n in names if n == DATABRICKS_CURRENT]
     parts = sorted((part_index(n), n) for n in names if part_index(n) is not None)
     start = max((i for i, ((_, compact), _) in enumerate(parts) if compact), default=0)
     return [name for _, name in parts[start:]]
@@ -58,7 +78,17 @@ def state_note(path: Path) -> str | None:
 
 
 def app_id_of(uri: str) -> str | None:
-    """The application id an event-log path names (used until ApplicationStart says it)."""
+    """The application id an event-log path names (used until ApplicationStart says it), without
+    the ``_<attempt>`` Spark appends on YARN (``application_<ts>_<n>_1``): one application, one id."""
+    name = _app_name(uri)
+    m = _YARN_ATTEMPT.match(name or "")
+    return m[1] if m else name
+
+
+_YARN_ATTEMPT = re.compile(r"^(application_\d+_\d+)_\d+$")
+
+
+def _app_name(uri: str) -> str | None:
     name = uri.rstrip("/").rsplit("/", 1)[-1]
     name = name.removesuffix(IN_PROGRESS)
     name = _CODEC_SUFFIX.sub("", name)
@@ -71,12 +101,15 @@ def app_id_of(uri: str) -> str | None:
 
 
 def group_rolling(files: list[Path]) -> list[Path]:
-    """Files with every rolling directory's files replaced by the directory itself, once."""
+    """Files with every rolling or Databricks directory's files replaced by the directory itself, once."""
     out: list[Path] = []
     seen: set[Path] = set()
+    layouts: dict[Path, bool] = {}
     for f in files:
         parent = f.parent
-        if parent.name.startswith(ROLLING_PREFIX):
+        if databricks_part(f.name) and parent not in layouts:
+            layouts[parent] = databricks_layout(p.name for p in parent.iterdir() if p.is_file())
+        if parent.name.startswith(ROLLING_PREFIX) or (databricks_part(f.name) and layouts[parent]):
             if parent not in seen:
                 seen.add(parent)
                 out.append(parent)

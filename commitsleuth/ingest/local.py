@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth.ingest import eventlogs
+from commitsleuth.ingest import app_end, eventlogs
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -302,9 +302,12 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     written = 0
     status, reason = "ok", None
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
+    ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
     try:
         for table in read.tables():
             table = read.without_stored(table)
+            if ends is not None:
+                ends.add(table)
             if table.num_rows:
                 checkpoint = _last_position(table) or checkpoint
                 store.write_checkpoint(table, sid, read.uncommitted_rejects(), bytes_read=checkpoint[0],
@@ -327,6 +330,8 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         status, reason = "partial", read.damage()
     if status == "ok":
         reason = eventlogs.state_note(read.path)
+    if ends is not None:  # after a damage's reason, before a state's
+        reason = app_end.joined(reason, ends.note()) if status != "ok" else app_end.joined(ends.note(), reason)
     store.add_rejects(sid, read.uncommitted_rejects())
     store.update_source(
         sid,

@@ -33,7 +33,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from commitsleuth.ingest import eventlogs
+from commitsleuth.ingest import app_end, eventlogs
 from commitsleuth.errors import CommitsleuthError, InputError
 from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA
 
@@ -98,11 +98,17 @@ def _parent(path: str) -> str:
 
 
 def units_of(listing: list[tuple[str, int, int]]) -> list[Unit]:
-    """Group a file listing into sources: files of an ``eventlog_v2_*`` dir become one unit."""
+    """Group a file listing into sources: files of an ``eventlog_v2_*`` dir, or of a Databricks
+    ``eventlog`` dir with its dated parts, become one unit."""
     units: dict[str, Unit] = {}
+    siblings: dict[str, list[str]] = {}
+    for path, _, _ in listing:
+        siblings.setdefault(_parent(path), []).append(_name(path))
     for path, size, mtime in sorted(listing):
         parent = _parent(path)
-        key = parent if _name(parent).startswith(eventlogs.ROLLING_PREFIX) else path
+        rolled = _name(parent).startswith(eventlogs.ROLLING_PREFIX) or (
+            eventlogs.databricks_part(_name(path)) and eventlogs.databricks_layout(siblings[parent]))
+        key = parent if rolled else path
         units.setdefault(key, Unit(local_uri(key), [])).files.append((path, size, mtime))
     for u in units.values():
         if len(u.files) > 1 or _name(_parent(u.files[0][0])).startswith(eventlogs.ROLLING_PREFIX):
@@ -161,8 +167,10 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
             src["format"] = fmt.name
             ctx = SourceContext(uri=uri, source_id=uid, attempt_id=attempt_from_path(uri))
             read = FileRead(path, fmt, ctx, stats, 0, 1, None, size)
+            ends = app_end.AppEnds()
             try:
                 for table in read.tables():
+                    ends.add(table)
                     if skip_lines:  # written by an earlier run, before the file grew
                         table = table.filter(pc.greater(table.column("line_no"), skip_lines))
                     src["events"] += table.num_rows
@@ -176,6 +184,9 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
                 src["status"], src["reason"] = "partial", read.damage()
             if src["status"] == "ok":
                 src["reason"] = eventlogs.state_note(path)
+            if fmt.name == app_end.FORMAT:
+                notes = (src["reason"], ends.note()) if src["status"] != "ok" else (ends.note(), src["reason"])
+                src["reason"] = app_end.joined(*notes)
             src.update(bytes_read=read.bytes_read, lines=stats.lines, rejected=stats.rejected)
     src["finished_at"] = _now()
     meta = [("source", json.dumps(src, default=str))]

@@ -27,8 +27,8 @@ from commitsleuth import __version__
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import evidence, stored_findings
 from commitsleuth.forensics.detectors import Finding
-from commitsleuth.report.lanes import (PartitionLanes, build, duration, format_ts, kind_label, outcome, rows_for, symbol,
-                                tie_files, windows_for)
+from commitsleuth.report.lanes import (PartitionLanes, apps_for, build, duration, format_ts, kind_label, outcome,
+                                rows_for, symbol, tie_files, windows_for)
 from commitsleuth.model import SEVERITIES
 from commitsleuth.store import Store
 
@@ -89,6 +89,7 @@ def report_data(store: Store) -> tuple[dict | None, dict]:
     rows, attempt_ends = tie_files(store, rows_for(store, list(keys)))
     windows = windows_for(store, [r.event_id for rs in rows.values() for r in rs] + attempt_ends)
     in_timelines = {r.event_id for rs in rows.values() for r in rs}
+    apps = apps_for(store, in_timelines)
     loose = evidence(store, sorted({eid for f in findings for eid in f.evidence} - in_timelines))
     models = {}
 
@@ -102,7 +103,7 @@ def report_data(store: Store) -> tuple[dict | None, dict]:
             if key not in keys or key in timelines:
                 continue
             if key not in models:
-                models[key] = build(rows[keys[key]], windows, max_ticks=10)
+                models[key] = build(rows[keys[key]], windows, max_ticks=10, apps=apps)
             timelines[key] = len(out_timelines)
             out_timelines.append(_timeline_json(models[key], texts))
             for r in rows[keys[key]]:
@@ -142,7 +143,7 @@ def _timeline_json(model: PartitionLanes, texts: _Texts) -> dict:
         "axis": [model.axis.mode, texts(model.axis.label), [[r(p), lbl] for p, lbl in model.axis.ticks]],
         "lanes": [
             [ln.actor, ln.actor_type, ln.window, ln.status, ln.outcome, r(ln.start), r(ln.end),
-             [[m.event.event_id, r(m.pos)] for m in ln.marks]]
+             [[m.event.event_id, r(m.pos)] for m in ln.marks], ln.label, ln.app]
             for ln in model.lanes
         ],
     }

@@ -1,5 +1,12 @@
 """A partition's timeline as lanes: one per actor, a window bar, a mark for each event.
 
+An attempt's lane is keyed by its application and its label: Spark's labels ("task 3.1 in stage
+0.0 (TID 4)") repeat in every application, so two applications writing one partition get a lane
+per attempt each. An event of the attempt that names no application (a text log line) joins the
+lane of the one application using that label here. When a partition's lanes hold more than one
+application, attempt lanes are labelled ``<app>: <attempt>``, the app compacted to the tail that
+tells them apart (``…1317105`` for ``application_1628109047826_1317105``) so the attempt still fits.
+
 The HTML report and the terminal timeline draw the same model, built here. Positions are
 fractions of the track (0..1). Events carry a timestamp or not (a headless task's stdout has
 none): when every event is timed the track is a time axis with ticks chosen for its span
@@ -10,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
@@ -80,6 +88,8 @@ class Lane:
     window: str  # "attempt" (attempt_start..attempt_end) or "activity" (first..last event)
     status: str | None  # the attempt's end status when known
     marks: list[Mark] = field(default_factory=list)
+    app: str | None = None  # the application of an attempt's lane
+    label: str = ""  # what the lane is called: the actor, with its application when several share the lanes
 
     @property
     def outcome(self) -> str:
@@ -146,21 +156,52 @@ def actor_type(actor: str | None) -> str:
     return "thread"
 
 
+def lane_keys(events: Sequence[TimelineRow], apps: dict[int, str]) -> list[tuple[str | None, str]]:
+    """(application, actor) of each event: its own application for an attempt, else the one
+    application that uses the attempt's label among ``events`` (None when none or several do)."""
+    def own(e) -> str | None:
+        return apps.get(e.event_id) if actor_type(e.actor) == "attempt" else None
+
+    users: dict[str, set[str]] = {}
+    for e in events:
+        if own(e) is not None:
+            users.setdefault(e.actor, set()).add(own(e))
+    keys = []
+    for e in events:
+        app = own(e)
+        if app is None and actor_type(e.actor) == "attempt" and len(users.get(e.actor, ())) == 1:
+            app = next(iter(users[e.actor]))
+        keys.append((app, e.actor or "(unknown actor)"))
+    return keys
+
+
+def compact_apps(apps: set[str]) -> dict[str, str]:
+    """Each app id as its last ``_``/``-`` part (``…1317105``) when that part has 4+ characters
+    and tells the ids apart, else whole."""
+    tails = {a: re.split(r"[_-]", a)[-1] for a in apps}
+    if all(len(t) >= 4 for t in tails.values()) and len(set(tails.values())) == len(apps):
+        return {a: "…" + t for a, t in tails.items()}
+    return {a: a for a in apps}
+
+
 def build(
     events: Sequence[TimelineRow],
-    windows: dict[str, Window] | None = None,
+    windows: dict[tuple[str | None, str], Window] | None = None,
     evidence: Iterable[int] = (),
     *,
     max_ticks: int = 8,
+    apps: dict[int, str] | None = None,
 ) -> PartitionLanes:
-    """Lanes of ``events`` (in timeline order); ``windows`` holds attempt windows by actor."""
+    """Lanes of ``events`` (in timeline order); ``windows`` holds attempt windows by
+    (application, actor), ``apps`` the application of each event id that names one."""
     windows = windows or {}
     evidence = set(evidence)
+    keys = lane_keys(events, apps or {})
     timed = bool(events) and all(e.ts is not None for e in events)
     if timed:
         times = [e.ts for e in events]
-        for actor in {e.actor for e in events}:
-            w = windows.get(actor)
+        for key in set(keys):
+            w = windows.get(key)
             if w is not None:
                 times += [t for t in (w.start, w.end) if t is not None]
         t0, t1 = first, last = min(times), max(times)
@@ -181,21 +222,22 @@ def build(
         slot = 1.0 / n
         axis = order_axis(len(events), max_ticks=max_ticks, some_timed=any(e.ts is not None for e in events))
 
-    by_actor: dict[str, Lane] = {}
-    for i, e in enumerate(events):
+    by_actor: dict[tuple[str | None, str], Lane] = {}
+    for i, (e, key) in enumerate(zip(events, keys)):
         pos = pos_of(e.ts) if timed else (i + 0.5) * slot
-        actor = e.actor or "(unknown actor)"
-        lane = by_actor.get(actor)
+        lane = by_actor.get(key)
         if lane is None:
-            lane = by_actor[actor] = Lane(actor, actor_type(e.actor), pos, pos, "activity", None)
+            lane = by_actor[key] = Lane(key[1], actor_type(e.actor), pos, pos, "activity", None, app=key[0])
         lane.start, lane.end = min(lane.start, pos), max(lane.end, pos)
         lane.marks.append(
             Mark(e, pos, outcome(e.kind, e.status), symbol(e.kind), i + 1, e.event_id in evidence)
         )
-    for lane in by_actor.values():
+    short = compact_apps({lane.app for lane in by_actor.values() if lane.app is not None})
+    for (app, actor), lane in by_actor.items():
+        lane.label = f"{short[app]}: {actor}" if len(short) > 1 and app is not None else actor
         if not timed:  # a lane covers its events' whole slots
             lane.start, lane.end = lane.start - slot / 2, lane.end + slot / 2
-        w = windows.get(lane.actor)
+        w = windows.get((app, actor))
         if w is None:
             continue
         lane.status = w.status or lane.status
@@ -205,7 +247,7 @@ def build(
             lane.start, lane.window = min(lane.start, pos_of(w.start)), "attempt"
         elif timed and w.end is not None:
             lane.end, lane.window = max(lane.end, pos_of(w.end)), "attempt"
-    lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.actor))
+    lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.label))
     return PartitionLanes(lanes, axis, list(events))
 
 
@@ -322,10 +364,10 @@ def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | No
     return out
 
 
-def windows_for(store: Store, event_ids: Iterable[int]) -> dict[str, Window]:
+def windows_for(store: Store, event_ids: Iterable[int]) -> dict[tuple[str | None, str], Window]:
     """Attempt windows (first attempt_start, last attempt_end and its status) of the attempts
-    that made ``event_ids``. Spark's attempt labels repeat across applications, so an attempt's
-    start and end count only when they come from the same application as its events."""
+    that made ``event_ids``, by (application, attempt). Spark's attempt labels repeat across
+    applications, so an attempt's start and end count only in its own application."""
     ids = sorted(set(event_ids))
     if not ids:
         return {}
@@ -335,18 +377,28 @@ def windows_for(store: Store, event_ids: Iterable[int]) -> dict[str, Window]:
             SELECT DISTINCT attempt_id, app_id FROM events
             WHERE event_id IN (SELECT unnest(?)) AND attempt_id IS NOT NULL
         )
-        SELECT a.attempt_id,
+        SELECT a.app_id, a.attempt_id,
                min(e.ts) FILTER (WHERE e.kind = 'attempt_start'),
                max(e.ts) FILTER (WHERE e.kind = 'attempt_end'),
                arg_max(e.status, coalesce(e.ts, TIMESTAMP '0001-01-01')) FILTER (WHERE e.kind = 'attempt_end')
         FROM actors a JOIN events e
           ON e.attempt_id = a.attempt_id AND e.app_id IS NOT DISTINCT FROM a.app_id
         WHERE e.kind IN ('attempt_start', 'attempt_end')
-        GROUP BY a.attempt_id
+        GROUP BY a.app_id, a.attempt_id
         """,
         [ids],
     ).fetchall()
-    return {a: Window(s, e, st) for a, s, e, st in rows}
+    return {(app, a): Window(s, e, st) for app, a, s, e, st in rows}
+
+
+def apps_for(store: Store, event_ids: Iterable[int]) -> dict[int, str]:
+    """The application of each of ``event_ids`` that names one (lanes are keyed by it)."""
+    ids = sorted(set(event_ids))
+    if not ids:
+        return {}
+    return dict(store.con.execute(
+        "SELECT event_id, app_id FROM events WHERE event_id IN (SELECT unnest(?)) AND app_id IS NOT NULL",
+        [ids]).fetchall())
 
 
 def tie_files(store: Store, rows: dict) -> tuple[dict, list[int]]:
@@ -368,6 +420,7 @@ def partition_lanes(store: Store, events: Sequence[TimelineRow], evidence: Itera
     tied, extra = tie_files(store, {0: list(events)})
     events = tied[0]
     windows = windows_for(store, [e.event_id for e in events] + extra)
-    return build(events, windows, evidence, max_ticks=max_ticks)
+    apps = apps_for(store, [e.event_id for e in events])
+    return build(events, windows, evidence, max_ticks=max_ticks, apps=apps)
 
 

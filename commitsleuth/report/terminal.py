@@ -62,10 +62,10 @@ def lanes_text(model: PartitionLanes, *, width: int = MAX_WIDTH, title: str | No
     if title:
         out.append(Text(middle(title, width), style="bold"))
     out.extend(Text(line, style="dim") for line in _wrap(model.axis.label, width))
-    label_w = min(max([cell_len(ln.actor) for ln in model.lanes] + [8]), 40)
+    label_w = min(max([cell_len(ln.label) for ln in model.lanes] + [8]), 40)
     track_w = width - label_w - 3
     for lane in model.lanes:
-        line = Text(pad(middle(lane.actor, label_w), label_w) + " │")
+        line = Text(pad(middle(lane.label, label_w), label_w) + " │")
         line.append_text(_track(lane, track_w))
         line.append("│")
         out.append(line)

@@ -76,13 +76,15 @@
     });
 
     function laneRow(lane) {
-      // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...]]
+      // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...], label, app]
+      // (the label names the application too when attempts of several share the partition)
       var row = el("div", "lane" + (involved[lane[0]] === true ? " involved" : ""));
       row.setAttribute("data-actor", lane[0]);
+      if (lane[9]) row.setAttribute("data-app", lane[9]);
       var label = el("div", "lane-label");
-      label.appendChild(el("span", "actor", lane[0]));
+      label.appendChild(el("span", "actor", lane[8] || lane[0]));
       label.appendChild(el("span", "type", " " + lane[1] + (lane[3] ? ", " + lane[3] : "")));
-      label.title = lane[0] + " (" + lane[1] + ")";
+      label.title = (lane[8] || lane[0]) + " (" + lane[1] + (lane[9] ? ", application " + lane[9] : "") + ")";
       row.appendChild(label);
       var track = el("div", "track");
       axis[2].forEach(function (t) {
