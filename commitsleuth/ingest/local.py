@@ -42,7 +42,9 @@ PARALLEL_MIN = int(os.environ.get("COMMITSLEUTH_PARALLEL_MIN", 128 << 20))
 MAX_WORKERS = 4
 RANGE = int(os.environ.get("COMMITSLEUTH_RANGE", 64 << 20))  # per worker task: memory stays bounded
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
-_USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
+# MR userlogs/<attempt>/…; Tez writes each attempt's log to syslog_<attempt> (TezChild.run).
+_USERLOGS_ATTEMPT = re.compile(
+    r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)|(?:^|/)syslog_(attempt_\d+_\d+_\d+_\d+_\d+_\d+)(?:\.\w+)?$")
 
 
 @dataclass
@@ -117,7 +119,7 @@ def special_file(path: Path) -> str | None:
 
 def attempt_from_path(path: str) -> str | None:
     m = _USERLOGS_ATTEMPT.search(path.replace("\\", "/"))
-    return m.group(1) if m else None
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def ingest(
