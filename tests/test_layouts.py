@@ -382,8 +382,12 @@ def test_tez_speculative_double_commit_facts(tmp_path):
                            (A0, 0, loc, "dt=2024-01-04", "sales.orders", "000000_0", 2096)]
         (found,) = analyze(store)
         assert (found.code, found.actors) == ("CS101", [A0, A1])
-        assert found.summary == f"task 000000 published by 2 attempts into dt=2024-01-04: {A0}, {A1}"
+        assert found.summary == (
+            f"task 000000 published by 2 attempts into dt=2024-01-04: {A0} (on node-12.example.com, "
+            f"container_e07_1704448800000_0007_01_000004), {A1} (on node-17.example.com, "
+            "container_e07_1704448800000_0007_01_000009)")
         assert [(e.uri.rsplit("/", 1)[-1], e.line_no) for e in evidence(store, found.evidence)] == [
+            ("syslog_dag_1704448800000_0007_1", 2), ("syslog_dag_1704448800000_0007_1", 4),
             (f"syslog_{A1}", 2), (f"syslog_{A0}", 2)]
 
 
