@@ -423,3 +423,46 @@ def test_tez_fenced_speculation_facts(tmp_path):
         assert rows == [("commit_allowed", A1, None, None), ("attempt_state", A0, "kill_requested", None),
                         ("commit_denied", A0, "commit_denied", "task not running")]
         assert analyze(store) == []
+
+
+def _yarn_logs_of(files: dict[str, str], containers: dict[str, tuple[str, str]]) -> str:
+    """The files of a fixture as `yarn logs` shows them (Hadoop 3 headers, as YARN_LOGS above):
+    ``containers`` maps each file to (container id, host_port)."""
+    out = []
+    for name, text in files.items():
+        container, node = containers[name]
+        log_type = name.rsplit("/", 1)[-1]
+        out += [f"Container: {container} on {node}", "LogAggregationType: AGGREGATED", "=" * 79,
+                f"LogType:{log_type}", "LogLastModifiedTime:Fri Jan 05 10:01:02 +0000 2024",
+                f"LogLength:{len(text.encode())}", "LogContents:", text.rstrip("\n"),
+                f"End of LogType:{log_type}", "", ""]
+    return "\n".join(out) + "\n"
+
+
+def test_tez_double_commit_from_yarn_logs(tmp_path):
+    """The same seed-001 logs as a Tez application's `yarn logs` output: each task section's
+    LogType (syslog_<attempt>) names its attempt, the container header its host; CS101 is the same."""
+    from commitsleuth.forensics.analyze import analyze
+    from commitsleuth.ingest import ingest
+    from commitsleuth.store import Store
+
+    from test_detector_cases import scenario
+
+    files = scenario("seed001_tez_double_commit")["files"]
+    text = _yarn_logs_of(files, {
+        "am/syslog_dag_1704448800000_0007_1": ("container_e07_1704448800000_0007_01_000001", "node-11.example.com_45454"),
+        f"node-12/syslog_{A0}": ("container_e07_1704448800000_0007_01_000004", "node-12.example.com_45454"),
+        f"node-17/syslog_{A1}": ("container_e07_1704448800000_0007_01_000009", "node-17.example.com_45454"),
+    })
+    write_files(tmp_path / "in", {"application_1704448800000_0007.log": text})
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(tmp_path / "in")])
+        assert not report.failed
+        _, rows = store.query("SELECT kind, attempt_id, host, detail->>'log_type' FROM events "
+                              "WHERE kind = 'rename' ORDER BY ts")
+        assert rows == [("rename", A1, "node-17.example.com", f"syslog_{A1}"),
+                        ("rename", A0, "node-12.example.com", f"syslog_{A0}")]
+        assert store.count("rejects") == 0
+        (found,) = analyze(store)
+        assert (found.code, found.actors, found.partition_spec) == ("CS101", [A0, A1], "dt=2024-01-04")
+        assert "(on node-12.example.com, container_e07_1704448800000_0007_01_000004)" in found.summary
