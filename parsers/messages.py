@@ -269,9 +269,12 @@ class MessageTransformer(Transformer):
         return {"kind": "job_start", "job_id": str(items[0])}
 
     def attempt_transition(self, items):
-        attempt, src, dst = items
+        attempt, src, dst, event = (list(items) + [None])[:4]
+        detail = {"from": str(src), "to": str(dst)}
+        if event is not None:
+            detail["event"] = str(event)
         return {"kind": "attempt_state", **attempt_fields(str(attempt)), "status": str(dst).lower(),
-                "detail": {"from": str(src), "to": str(dst)}}
+                "detail": detail}
 
     def attempt_committed(self, items):
         return {"kind": "task_commit", **attempt_fields(str(items[0])), "status": "success"}

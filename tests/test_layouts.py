@@ -298,6 +298,14 @@ TEZ_MESSAGES = [
      {"kind": "commit_denied", "attempt_id": "attempt_1704448800000_0007_1_01_000000_0", "attempt_no": 0,
       "job_id": "dag_1704448800000_0007_1", "task_id": "task_1704448800000_0007_1_01_000000",
       "status": "commit_denied", "detail": {"reason": "attempt state KILLED, not running"}}),
+    # SOURCE: tez-dag TaskAttemptImpl.handle at DEBUG (the MR AM's words plus " due to event …")
+    ("attempt_1704448800000_0007_1_01_000000_0 TaskAttempt Transitioned from RUNNING to KILL_IN_PROGRESS due "
+     "to event TA_KILL_REQUEST",
+     {"kind": "attempt_state", "attempt_id": "attempt_1704448800000_0007_1_01_000000_0", "attempt_no": 0,
+      "job_id": "dag_1704448800000_0007_1", "task_id": "task_1704448800000_0007_1_01_000000",
+      "status": "kill_in_progress", "detail": {"from": "RUNNING", "to": "KILL_IN_PROGRESS", "event": "TA_KILL_REQUEST"}}),
+    ("task_1704448800000_0007_1_01_000000 Task Transitioned from RUNNING to SUCCEEDED due to event "
+     "T_ATTEMPT_SUCCEEDED", {}),
     # SOURCE: Hive AbstractFileMergeOperator.jobCloseOp, after Utilities.mvFileToFinalPath
     ("jobCloseOp moved merged files to output dir: hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000",
      {"kind": "publish", "path": "hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000",
