@@ -137,7 +137,8 @@ class DoubleCommit(SqlDetector):
     and both attempts finished.
     Remedy: disable speculative execution for jobs whose writer does not commit through the
     protocol (mapred.map.tasks.speculative.execution=false, hive.mapred.reduce.tasks.speculative.execution=false,
-    spark.speculation=false), or set hive.merge.mapfiles=false so RCFileMergeMapper is not used;
+    spark.speculation=false; tez.am.speculation.enabled=false for Hive on Tez), or set
+    hive.merge.mapfiles=false so RCFileMergeMapper is not used;
     apply HIVE-3149 for dynamic partitions and HIVE-27899/HIVE-27985 on Tez. Then delete the
     duplicate file of each listed task from the partition.
     """

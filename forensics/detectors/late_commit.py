@@ -81,7 +81,8 @@ class LateCommit(SqlDetector):
     committed; Spark tasks whose commit succeeded but which then failed are retried and commit
     again (SPARK-39195, SPARK-48292).
     Remedy: disable speculative execution for writers that publish outside the protocol
-    (spark.speculation=false, hive.mapred.reduce.tasks.speculative.execution=false), upgrade to
+    (spark.speculation=false, hive.mapred.reduce.tasks.speculative.execution=false,
+    tez.am.speculation.enabled=false), upgrade to
     releases with HIVE-27985/HIVE-27899 or SPARK-39195/SPARK-48292, and delete the late files
     listed here from the partition.
     """
