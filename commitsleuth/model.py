@@ -29,7 +29,7 @@ KINDS = {
     "query_end": "a Hive/Spark SQL query finished",
     "attempt_start": "a task attempt started",
     "attempt_end": "a task attempt ended; status is success, failed, killed or commit_denied",
-    "attempt_state": "a task attempt changed state (MR AppMaster transitions)",
+    "attempt_state": "a task attempt changed state (MR AppMaster transitions; kill_requested: the Tez AM killed a loser)",
     "speculate": "the scheduler decided to launch a speculative attempt",
     "exclude": "the scheduler excluded (blacklisted) an executor or node after task failures",
     "commit_allowed": "an attempt was authorised to commit its output",

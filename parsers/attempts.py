@@ -37,3 +37,16 @@ def attempt_fields(attempt_id: str) -> dict:
                 "task_id": task.format(**parts),
             }
     return {"attempt_id": attempt_id}
+
+
+# Where a log's own name says whose it is: MR userlogs/<attempt>/…, and Tez's syslog_<attempt>
+# (TezChild.run gives each attempt's log that name; `yarn logs` shows it as the LogType).
+LOG_NAME_ATTEMPT = re.compile(
+    r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)|(?:^|/)syslog_(attempt_\d+_\d+_\d+_\d+_\d+_\d+)(?:\.\w+)?$")
+
+
+def attempt_of_log_name(path: str) -> str | None:
+    """The attempt a log file's path or name belongs to, or None."""
+    m = LOG_NAME_ATTEMPT.search(path.replace("\\", "/"))
+    return (m.group(1) or m.group(2)) if m else None
+

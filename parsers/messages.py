@@ -63,6 +63,17 @@ KEYWORDS = (
     "Starting task:",
     "Lost task ",
     "as speculatable",
+    # Tez AM and Hive's merge operator on Tez (tez-dag TaskImpl/TaskAttemptImpl, HistoryEventHandler)
+    "] submitted. Is using containerId",
+    "Scheduling a redundant attempt",
+    "given a go for committing",
+    "given a no-go for commit",
+    "Issuing kill to bad commit attempt",
+    "Issuing kill to other attempt",
+    "Task succeeded with attempt",
+    "[Event:TASK_ATTEMPT_",
+    "Renamed path",
+    "jobCloseOp moved merged files",
     # stated anywhere in an error message, see EXISTS below
     "AlreadyExistsException",
     "Partition already exists",
@@ -104,6 +115,13 @@ SPARK_WHERE = re.compile(r"(?:^[,)]\s*\(?|\bon )\s*(?P<host>[^\s,()]+),? \(?exec
 SPARK_LOST = {"TaskKilled": "killed", "TaskCommitDenied": "commit_denied"}
 # StatsTask keys: Hive 0.x prints "num_files: 1", 1.x+ "numFiles=1"; one spelling kept.
 STAT_PAIR = re.compile(r"(\w+)\s*[:=]\s*(-?\d+)")
+# Tez's history line: "vertexName=Map 1, taskAttemptId=attempt_…, …, status=KILLED, …".
+# (diagnostics, last, may hold commas: it is taken whole)
+TEZ_HISTORY_FIELD = re.compile(r"(?:^|, )(vertexName|taskAttemptId|containerId|nodeId|status)=([^,]*)")
+MR_TASK = re.compile(r"task_\w+_[mr]_\d+")
+TEZ_AFTER_DIAGNOSTICS = re.compile(r", (?:errorMessage|containerId|nodeId|nodeHttpAddress|counters)=")
+TEZ_ATTEMPT_STATES = {"SUCCEEDED": "success", "KILLED": "killed", "FAILED": "failed"}
+MERGE_TARGET = re.compile(r"^(?P<path>\S+)\((?P<size>\d+) bytes\)\.?$")
 TERMINAL_JOB_STATES = {"SUCCEEDED": "success", "FAILED": "failed", "KILLED": "killed", "ERROR": "failed"}
 
 
@@ -251,9 +269,12 @@ class MessageTransformer(Transformer):
         return {"kind": "job_start", "job_id": str(items[0])}
 
     def attempt_transition(self, items):
-        attempt, src, dst = items
+        attempt, src, dst, event = (list(items) + [None])[:4]
+        detail = {"from": str(src), "to": str(dst)}
+        if event is not None:
+            detail["event"] = str(event)
         return {"kind": "attempt_state", **attempt_fields(str(attempt)), "status": str(dst).lower(),
-                "detail": {"from": str(src), "to": str(dst)}}
+                "detail": detail}
 
     def attempt_committed(self, items):
         return {"kind": "task_commit", **attempt_fields(str(items[0])), "status": "success"}
@@ -342,6 +363,67 @@ class MessageTransformer(Transformer):
         index, stage, _rest = items
         stage_id = int(str(stage).split(".")[0])
         return {"kind": "speculate", "stage_id": stage_id, "task_id": f"{stage_id}.{int(index)}"}
+
+    def tez_go(self, items):
+        return {"kind": "commit_allowed", **attempt_fields(str(items[0]))}
+
+    def tez_no_go(self, items):
+        attempt, state = items
+        return {"kind": "commit_denied", **attempt_fields(str(attempt)), "status": "commit_denied",
+                "detail": {"reason": f"attempt state {state}, not running"}}
+
+    def tez_bad_commit(self, items):
+        return {"kind": "commit_denied", **attempt_fields(str(items[0])), "status": "commit_denied",
+                "detail": {"reason": "task not running"}}
+
+    def tez_submitted(self, items):
+        attempt, container, node = map(str, items)
+        return {"kind": "attempt_start", **attempt_fields(attempt), "host": node.rsplit(":", 1)[0],
+                "detail": {"container": container, "node": node}}
+
+    def tez_redundant(self, items):
+        task = str(items[0])
+        if MR_TASK.fullmatch(task):
+            return {}  # MapReduce's TaskImpl: its DefaultSpeculator line already said it
+        return {"kind": "speculate", "task_id": task, "job_id": "dag_" + "_".join(task.split("_")[1:4])}
+
+    def tez_kill_other(self, items):
+        if len(items) < 2 or items[1] is None:
+            return {}  # MapReduce's TaskImpl says no more; its attempt transitions state the kill
+        loser, winner = map(str, items[:2])
+        return {"kind": "attempt_state", **attempt_fields(loser), "status": "kill_requested",
+                "detail": {"to": "KILL_REQUESTED", "winner": winner}}
+
+    def tez_succeeded(self, items):
+        return {}  # the history line of the same attempt states its end
+
+    def tez_attempt_history(self, items):
+        head, rest = map(str, items)
+        if "TASK_ATTEMPT_STARTED" in head:
+            return {}  # repeats "TaskAttempt: […] submitted. Is using containerId …"
+        fields = dict(TEZ_HISTORY_FIELD.findall(rest))
+        attempt = fields.get("taskAttemptId")
+        if not attempt:
+            return {}
+        state = fields.get("status", "").strip()
+        detail = {"state": state, "vertex": fields.get("vertexName")}
+        if ", diagnostics=" in rest:
+            tail = rest.split(", diagnostics=", 1)[1]
+            detail["diagnostics"] = TEZ_AFTER_DIAGNOSTICS.split(tail, 1)[0].strip()
+        out = {"kind": "attempt_end", **attempt_fields(attempt.strip()),
+               "status": TEZ_ATTEMPT_STATES.get(state, state.lower() or None), "detail": detail}
+        if fields.get("nodeId"):
+            out["host"] = fields["nodeId"].strip().rsplit(":", 1)[0]
+        return out
+
+    def merge_renamed(self, items):
+        src, target = map(str, items)
+        m = MERGE_TARGET.match(target)
+        return {"kind": "rename", "path": src, "target_path": m["path"], "size": int(m["size"])}
+
+    def merge_job_close(self, items):
+        out = str(items[0])
+        return {"kind": "publish", "path": out, "target_path": out, "detail": {"step": "jobCloseOp"}}
 
     def call(self, items):
         source, name, _db_kw, db, _tbl_kw, tbl, values, _part_kw, part, _rest = _pad(items, 10)

@@ -273,3 +273,204 @@ def test_yarn_logs_container_sections_read_by_their_own_format(cli, tmp_path, db
         (17, "attempt_end", a0, "success", "node05.example.com", c36, "syslog", "mr2-yarn"),
         (29, "attempt_state", a1, "commit_pending", "node06.example.com", c37, "syslog", "mr2-yarn"),
     ]
+
+
+# -- Hive on Tez (seed 001, HIVE-27985) -----------------------------------------------------------
+# The fixtures are cases/scenarios/seed001_tez_*.yml: SOURCE lines (tez-dag TaskImpl,
+# TaskAttemptImpl, HistoryEventHandler; Hive AbstractFileMergeOperator, Utilities), said so there.
+
+TEZ_MESSAGES = [
+    # REAL: a Hive-on-Tez AM log quoted in a public blog post (2021-08-25): the history line of a
+    # failed attempt; the diagnostics end where the next field begins.
+    ("[HISTORY][DAG:dag_1612602874723_344108_1][Event:TASK_ATTEMPT_FINISHED]: vertexName=Map 1, "
+     "taskAttemptId=attempt_1612602874723_344108_1_00_000004_0, creationTime=1629873439340, allocationTime="
+     "1629873440827, startTime=1629873442059, finishTime=1629873444322, timeTaken=2263, status=FAILED, "
+     "taskFailureType=FATAL, errorEnum=APPLICATION_ERROR, diagnostics=Error: Error while running task ( failure ) "
+     ": java.lang.RuntimeException: java.lang.AssertionError: Output column number expected to be 0 when "
+     "isRepeating, nodeHttpAddress=datanode143-ysten3:8042, counters=Counters: 15",
+     {"kind": "attempt_end", "attempt_id": "attempt_1612602874723_344108_1_00_000004_0", "attempt_no": 0,
+      "job_id": "dag_1612602874723_344108_1", "task_id": "task_1612602874723_344108_1_00_000004",
+      "status": "failed", "detail": {"state": "FAILED", "vertex": "Map 1", "diagnostics":
+      "Error: Error while running task ( failure ) : java.lang.RuntimeException: java.lang.AssertionError: "
+      "Output column number expected to be 0 when isRepeating"}}),
+    # SOURCE: tez-dag TaskImpl.canCommit, the no-go to an attempt that is not running
+    ("attempt_1704448800000_0007_1_01_000000_0 with state: KILLED given a no-go for commit because its not running.",
+     {"kind": "commit_denied", "attempt_id": "attempt_1704448800000_0007_1_01_000000_0", "attempt_no": 0,
+      "job_id": "dag_1704448800000_0007_1", "task_id": "task_1704448800000_0007_1_01_000000",
+      "status": "commit_denied", "detail": {"reason": "attempt state KILLED, not running"}}),
+    # SOURCE: tez-dag TaskAttemptImpl.handle at DEBUG (the MR AM's words plus " due to event …")
+    ("attempt_1704448800000_0007_1_01_000000_0 TaskAttempt Transitioned from RUNNING to KILL_IN_PROGRESS due "
+     "to event TA_KILL_REQUEST",
+     {"kind": "attempt_state", "attempt_id": "attempt_1704448800000_0007_1_01_000000_0", "attempt_no": 0,
+      "job_id": "dag_1704448800000_0007_1", "task_id": "task_1704448800000_0007_1_01_000000",
+      "status": "kill_in_progress", "detail": {"from": "RUNNING", "to": "KILL_IN_PROGRESS", "event": "TA_KILL_REQUEST"}}),
+    ("task_1704448800000_0007_1_01_000000 Task Transitioned from RUNNING to SUCCEEDED due to event "
+     "T_ATTEMPT_SUCCEEDED", {}),
+    # SOURCE: Hive AbstractFileMergeOperator.jobCloseOp, after Utilities.mvFileToFinalPath
+    ("jobCloseOp moved merged files to output dir: hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000",
+     {"kind": "publish", "path": "hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000",
+      "target_path": "hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000", "detail": {"step": "jobCloseOp"}}),
+    # REAL (loghub Hadoop_2k.log, MapReduce's TaskImpl): the same words as Tez's, known, no event
+    # (the MR AM's DefaultSpeculator and attempt transitions already state them).
+    ("Scheduling a redundant attempt for task task_1445144423722_0020_m_000000", {}),
+    # SOURCE: MapReduce TaskImpl ("Issuing kill to other attempt " + attempt.getID()), no winner named
+    ("Issuing kill to other attempt attempt_1445144423722_0020_m_000000_1", {}),
+    ("Task succeeded with attempt attempt_1445144423722_0020_m_000003_0", {}),
+]
+
+
+@pytest.mark.parametrize("text,fields", TEZ_MESSAGES, ids=[m[0][:48] for m in TEZ_MESSAGES])
+def test_tez_am_and_hive_merge_lines(text, fields):
+    assert parse_message(text) == fields
+
+
+def test_tez_attempt_log_names_its_attempt():
+    from commitsleuth.ingest.local import attempt_from_path
+
+    assert attempt_from_path("/logs/node-12/syslog_attempt_1704448800000_0007_1_01_000000_0") == \
+        "attempt_1704448800000_0007_1_01_000000_0"
+    assert attempt_from_path("/logs/syslog_attempt_1704448800000_0007_1_01_000000_3.gz") == \
+        "attempt_1704448800000_0007_1_01_000000_3"
+    assert attempt_from_path("/logs/am/syslog_dag_1704448800000_0007_1") is None
+
+
+def _tez_store(tmp_path, name):
+    from commitsleuth.store import Store
+
+    from test_detector_cases import load_case, scenario
+
+    store = Store(tmp_path / "s.duckdb")
+    load_case(store, tmp_path / "logs", scenario(name))
+    return store
+
+
+A0, A1 = "attempt_1704448800000_0007_1_01_000000_0", "attempt_1704448800000_0007_1_01_000000_1"
+
+
+def _by_file(store):
+    _, rows = store.query(
+        "SELECT regexp_extract(s.uri, '[^/]+/[^/]+$'), s.format, e.kind, count(*) FROM events e "
+        "JOIN sources s USING (source_id) GROUP BY ALL ORDER BY ALL")
+    return rows
+
+
+def test_tez_speculative_double_commit_facts(tmp_path):
+    """Seed 001: both attempts of merge task 000000 rename their own file; CS101 names them, the
+    AM log says where each ran and how it ended."""
+    from commitsleuth.forensics.analyze import analyze, evidence
+
+    with _tez_store(tmp_path, "seed001_tez_double_commit") as store:
+        assert _by_file(store) == [
+            ("am/syslog_dag_1704448800000_0007_1", "tez-task", "attempt_end", 2),
+            ("am/syslog_dag_1704448800000_0007_1", "tez-task", "attempt_start", 2),
+            ("am/syslog_dag_1704448800000_0007_1", "tez-task", "attempt_state", 1),
+            ("am/syslog_dag_1704448800000_0007_1", "tez-task", "speculate", 1),
+            (f"node-12/syslog_{A0}", "tez-task", "rename", 1),
+            (f"node-17/syslog_{A1}", "tez-task", "rename", 1),
+        ]
+        _, started = store.query("SELECT attempt_id, host, detail->>'container', task_id, job_id FROM events "
+                                 "WHERE kind = 'attempt_start' ORDER BY ts")
+        assert started == [
+            (A0, "node-12.example.com", "container_e07_1704448800000_0007_01_000004",
+             "task_1704448800000_0007_1_01_000000", "dag_1704448800000_0007_1"),
+            (A1, "node-17.example.com", "container_e07_1704448800000_0007_01_000009",
+             "task_1704448800000_0007_1_01_000000", "dag_1704448800000_0007_1"),
+        ]
+        _, ended = store.query("SELECT attempt_id, status, host, detail->>'diagnostics' FROM events "
+                               "WHERE kind = 'attempt_end' ORDER BY ts")
+        assert ended == [
+            (A1, "success", "node-17.example.com", None),
+            (A0, "killed", "node-12.example.com",
+             f"Killed this attempt as other speculative attempt : {A1} succeeded"),
+        ]
+        _, renames = store.query("SELECT attempt_id, attempt_no, location, partition_spec, table_name, file_name, "
+                                 "size FROM events WHERE kind = 'rename' ORDER BY ts")
+        loc = "hdfs://nn:8020/warehouse/tablespace/external/hive/sales.db/orders"
+        assert renames == [(A1, 1, loc, "dt=2024-01-04", "sales.orders", "000000_1", 2096),
+                           (A0, 0, loc, "dt=2024-01-04", "sales.orders", "000000_0", 2096)]
+        (found,) = analyze(store)
+        assert (found.code, found.actors) == ("CS101", [A0, A1])
+        assert found.summary == (
+            f"task 000000 published by 2 attempts into dt=2024-01-04: {A0} (on node-12.example.com, "
+            f"container_e07_1704448800000_0007_01_000004), {A1} (on node-17.example.com, "
+            "container_e07_1704448800000_0007_01_000009)")
+        assert [(e.uri.rsplit("/", 1)[-1], e.line_no) for e in evidence(store, found.evidence)] == [
+            ("syslog_dag_1704448800000_0007_1", 2), ("syslog_dag_1704448800000_0007_1", 4),
+            (f"syslog_{A1}", 2), (f"syslog_{A0}", 2)]
+
+
+def test_tez_hive27985_late_rename_facts(tmp_path):
+    """The killed attempt renames while HiveServer2 is removing duplicates: CS102 names it, with the
+    AM's kill, HiveServer2's first dedup line and its own rename as evidence."""
+    from commitsleuth.forensics.analyze import analyze, evidence
+
+    with _tez_store(tmp_path, "seed001_tez_late_commit") as store:
+        _, kinds = store.query("SELECT kind, count(*) FROM events GROUP BY ALL ORDER BY ALL")
+        assert kinds == [("attempt_end", 4), ("attempt_start", 4), ("attempt_state", 2), ("dedup_remove", 1),
+                         ("publish", 1), ("rename", 4), ("speculate", 2)]
+        assert store.count("rejects") == 0
+        double, late = analyze(store)
+        assert (double.code, double.actors) == ("CS101", [A0, A1])
+        assert (late.code, late.actors, late.partition_spec) == ("CS102", [A0], "dt=2024-01-04")
+        assert late.summary == (f"{A0} published into dt=2024-01-04 after its attempt was killed and "
+                                "after the job began removeTempOrDuplicateFiles")
+        assert [(e.uri.rsplit("/", 1)[-1], e.line_no, e.kind) for e in evidence(store, late.evidence)] == [
+            ("syslog_dag_1704448800000_0007_1", 12, "attempt_state"),
+            ("hiveserver2.log", 1, "dedup_remove"),
+            (f"syslog_{A0}", 2, "rename"),
+        ]
+
+
+def test_tez_fenced_speculation_facts(tmp_path):
+    """HIVE-27899's canCommit: the go to the winner and the refusal to the killed loser are events."""
+    from commitsleuth.forensics.analyze import analyze
+
+    with _tez_store(tmp_path, "seed001_tez_speculation_fenced") as store:
+        _, rows = store.query("SELECT kind, attempt_id, status, detail->>'reason' FROM events "
+                              "WHERE kind IN ('commit_allowed', 'commit_denied', 'attempt_state') ORDER BY ts")
+        assert rows == [("commit_allowed", A1, None, None), ("attempt_state", A0, "kill_requested", None),
+                        ("commit_denied", A0, "commit_denied", "task not running")]
+        assert analyze(store) == []
+
+
+def _yarn_logs_of(files: dict[str, str], containers: dict[str, tuple[str, str]]) -> str:
+    """The files of a fixture as `yarn logs` shows them (Hadoop 3 headers, as YARN_LOGS above):
+    ``containers`` maps each file to (container id, host_port)."""
+    out = []
+    for name, text in files.items():
+        container, node = containers[name]
+        log_type = name.rsplit("/", 1)[-1]
+        out += [f"Container: {container} on {node}", "LogAggregationType: AGGREGATED", "=" * 79,
+                f"LogType:{log_type}", "LogLastModifiedTime:Fri Jan 05 10:01:02 +0000 2024",
+                f"LogLength:{len(text.encode())}", "LogContents:", text.rstrip("\n"),
+                f"End of LogType:{log_type}", "", ""]
+    return "\n".join(out) + "\n"
+
+
+def test_tez_double_commit_from_yarn_logs(tmp_path):
+    """The same seed-001 logs as a Tez application's `yarn logs` output: each task section's
+    LogType (syslog_<attempt>) names its attempt, the container header its host; CS101 is the same."""
+    from commitsleuth.forensics.analyze import analyze
+    from commitsleuth.ingest import ingest
+    from commitsleuth.store import Store
+
+    from test_detector_cases import scenario
+
+    files = scenario("seed001_tez_double_commit")["files"]
+    text = _yarn_logs_of(files, {
+        "am/syslog_dag_1704448800000_0007_1": ("container_e07_1704448800000_0007_01_000001", "node-11.example.com_45454"),
+        f"node-12/syslog_{A0}": ("container_e07_1704448800000_0007_01_000004", "node-12.example.com_45454"),
+        f"node-17/syslog_{A1}": ("container_e07_1704448800000_0007_01_000009", "node-17.example.com_45454"),
+    })
+    write_files(tmp_path / "in", {"application_1704448800000_0007.log": text})
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(tmp_path / "in")])
+        assert not report.failed
+        _, rows = store.query("SELECT kind, attempt_id, host, detail->>'log_type' FROM events "
+                              "WHERE kind = 'rename' ORDER BY ts")
+        assert rows == [("rename", A1, "node-17.example.com", f"syslog_{A1}"),
+                        ("rename", A0, "node-12.example.com", f"syslog_{A0}")]
+        assert store.count("rejects") == 0
+        (found,) = analyze(store)
+        assert (found.code, found.actors, found.partition_spec) == ("CS101", [A0, A1], "dt=2024-01-04")
+        assert "(on node-12.example.com, container_e07_1704448800000_0007_01_000004)" in found.summary

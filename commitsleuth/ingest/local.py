@@ -11,7 +11,6 @@ import ctypes
 import errno
 import multiprocessing
 import os
-import re
 import signal
 import stat
 from collections import deque
@@ -29,6 +28,7 @@ from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
+from commitsleuth.parsers.attempts import attempt_of_log_name
 from commitsleuth.parsers.base import ATTEMPT_RE, BINARY, Format
 from commitsleuth.parsers.scan import BlockScanner
 from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
@@ -42,7 +42,6 @@ PARALLEL_MIN = int(os.environ.get("COMMITSLEUTH_PARALLEL_MIN", 128 << 20))
 MAX_WORKERS = 4
 RANGE = int(os.environ.get("COMMITSLEUTH_RANGE", 64 << 20))  # per worker task: memory stays bounded
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
-_USERLOGS_ATTEMPT = re.compile(r"(?:^|/)(attempt_\d+_\d+_[mr]_\d+_\d+)(?:/|$)")
 
 
 @dataclass
@@ -116,8 +115,7 @@ def special_file(path: Path) -> str | None:
 
 
 def attempt_from_path(path: str) -> str | None:
-    m = _USERLOGS_ATTEMPT.search(path.replace("\\", "/"))
-    return m.group(1) if m else None
+    return attempt_of_log_name(path)
 
 
 def ingest(

@@ -43,16 +43,29 @@ file_rows AS (
      AND f.file_task = surviving.file_task
 ),
 {file_attempts},
+-- Where a renaming attempt ran, when its scheduler logged it (the Tez AM's "TaskAttempt: […]
+-- submitted. Is using containerId: […] on NM: […]"): its first start that names a host.
+started AS (
+    SELECT s.attempt_id, arg_min(s.host, s.event_id) AS start_host,
+           arg_min(s.detail->>'container', s.event_id) AS start_container, min(s.event_id) AS start_event
+    FROM events s SEMI JOIN file_rows f ON f.attempt_id = s.attempt_id
+    WHERE s.kind = 'attempt_start' AND s.host IS NOT NULL
+    GROUP BY s.attempt_id
+),
 by_file AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, file_task AS task,
            any_value(r.app_id) AS app_id,
            list(DISTINCT coalesce(fa.attempt_id, actor) ORDER BY coalesce(fa.attempt_id, actor)) AS actors,
-           list_sort(list(r.event_id) || coalesce(list(fa.attempt_event) FILTER (WHERE fa.attempt_event IS NOT NULL), []))
-               AS evidence,
+           list_sort(list_distinct(list(r.event_id)
+               || coalesce(list(fa.attempt_event) FILTER (WHERE fa.attempt_event IS NOT NULL), [])
+               || coalesce(list(st.start_event) FILTER (WHERE st.start_event IS NOT NULL), []))) AS evidence,
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how,
-           list(fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL) AS attempts
+           list(fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL) AS attempts,
+           list_sort(list(DISTINCT {'attempt': st.attempt_id, 'host': st.start_host, 'container': st.start_container})
+                FILTER (WHERE st.attempt_id IS NOT NULL)) AS ran
     FROM file_rows r LEFT JOIN file_attempts fa ON fa.event_id = r.event_id
+    LEFT JOIN started st ON st.attempt_id = r.attempt_id
     GROUP BY location, partition_spec, file_task
     HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT r.attempt_id) > 1
 ),
@@ -87,7 +100,7 @@ by_commit AS (
            any_value(e.table_name) AS table_name, m.task, e.app_id,
            list(DISTINCT e.attempt_id ORDER BY e.attempt_id) AS actors,
            list(e.event_id ORDER BY e.event_id) AS evidence, min(e.ts) AS t0, max(e.ts) AS t1,
-           NULL::VARCHAR[] AS files, 'commits' AS how, NULL AS attempts
+           NULL::VARCHAR[] AS files, 'commits' AS how, NULL AS attempts, NULL AS ran
     FROM members m JOIN events e ON e.event_id = m.event_id
     GROUP BY e.app_id, m.task
     HAVING count(DISTINCT e.attempt_id) > 1
@@ -96,7 +109,7 @@ SELECT * FROM by_file
 UNION ALL
 SELECT * FROM by_commit
 UNION ALL
-SELECT *, NULL AS attempts FROM ({storage})
+SELECT *, NULL AS attempts, NULL AS ran FROM ({storage})
 ORDER BY location NULLS LAST, partition_spec, task
 """.replace("{file_attempts}", file_attempts_sql("file_rows").strip())
 
@@ -124,7 +137,8 @@ class DoubleCommit(SqlDetector):
     and both attempts finished.
     Remedy: disable speculative execution for jobs whose writer does not commit through the
     protocol (mapred.map.tasks.speculative.execution=false, hive.mapred.reduce.tasks.speculative.execution=false,
-    spark.speculation=false), or set hive.merge.mapfiles=false so RCFileMergeMapper is not used;
+    spark.speculation=false; tez.am.speculation.enabled=false for Hive on Tez), or set
+    hive.merge.mapfiles=false so RCFileMergeMapper is not used;
     apply HIVE-3149 for dynamic partitions and HIVE-27899/HIVE-27985 on Tez. Then delete the
     duplicate file of each listed task from the partition.
     """
@@ -144,7 +158,10 @@ class DoubleCommit(SqlDetector):
         if row.get("attempts"):
             return (f"task {row['task']} of {row['app_id']} published by {n} attempts into {where(row)}: "
                     + "; ".join(spark_attempt_words(a) for a in row["attempts"]))
-        return f"task {row['task']} published by {n} attempts into {where(row)}: {', '.join(row['actors'])}"
+        ran = {r["attempt"]: r for r in row.get("ran") or ()}
+        names = [f"{a} (on {ran[a]['host']}" + (f", {ran[a]['container']})" if ran[a]["container"] else ")")
+                 if a in ran else a for a in row["actors"]]
+        return f"task {row['task']} published by {n} attempts into {where(row)}: {', '.join(names)}"
 
     def detail(self, row):
         d = {"task": row["task"]}
@@ -154,4 +171,6 @@ class DoubleCommit(SqlDetector):
             d["app_id"] = row["app_id"]
         if row.get("attempts"):
             d["attempts"] = [dict(a) for a in row["attempts"]]
+        if row.get("ran"):
+            d["ran"] = [dict(r) for r in row["ran"]]
         return d

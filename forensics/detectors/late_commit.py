@@ -5,22 +5,34 @@ from __future__ import annotations
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 
 # A task-level publish (a rename into the output, a task commit) is late when it happens after
-#  - the job-level move of the same Hive scratch output ('Moving tmp dir', whose first move starts
-#    dedup: HIVE-27985), or after the write job it belongs to committed (same write-job id), or
-#  - its own attempt was killed (a zombie: SPARK-39195 / SPARK-48292, MR kill transitions).
+#  - the job-level move of output of the same Hive query ('Moving tmp dir', whose first move starts
+#    dedup: HIVE-27985; jobCloseOp on Tez), or after the write job it belongs to committed (same
+#    write-job id), or
+#  - its own attempt was killed (a zombie: SPARK-39195 / SPARK-48292, MR kill transitions), or
+#  - the job's dedup of the same Hive scratch directory had already begun (its first 'Duplicate
+#    taskid file removed'): a rename then is one the dedup's listing missed (HIVE-25561/27985).
+#    Modern Hive stages under <table>/.hive-staging_…, which the location peels: the scratch
+#    directory (the path up to -ext-N) is what ties a rename to its own query's move and dedup.
 # Equi-joins only, so it stays cheap on millions of events.
+_SCRATCH = "regexp_extract({p}, '^(.*)/(?:_task_tmp\\.|_tmp\\.)?-ext-[0-9]+(?:\\.moved|\\.intermediate)?(?:/|$)', 1)"
 _SQL = """
 WITH pubs AS (
     SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id,
-           coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor
+           coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor,
+           {scratch_target} AS scratch
     FROM events
     WHERE kind IN ('rename', 'task_commit') AND ts IS NOT NULL
 ),
+dedups AS (
+    SELECT {scratch_path} AS scratch, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    FROM events WHERE kind = 'dedup_remove' AND ts IS NOT NULL
+    GROUP BY ALL HAVING scratch <> ''
+),
 job_moves AS (
-    SELECT location, min(ts) AS ts, arg_min(event_id, ts) AS event_id
+    SELECT {scratch_target} AS scratch, min(ts) AS ts, arg_min(event_id, ts) AS event_id
     FROM events
-    WHERE kind = 'publish' AND ts IS NOT NULL AND regexp_matches(location, '-ext-[0-9]+$')
-    GROUP BY location
+    WHERE kind = 'publish' AND ts IS NOT NULL
+    GROUP BY ALL HAVING scratch <> ''
 ),
 job_commits AS (
     SELECT job_id, min(ts) AS ts, arg_min(event_id, ts) AS event_id
@@ -37,7 +49,7 @@ kills AS (
 ),
 late AS (
     SELECT p.*, 'after the job-level move of its output' AS why, j.event_id AS ref, j.ts AS ref_ts
-    FROM pubs p JOIN job_moves j ON j.location = p.location AND p.ts > j.ts
+    FROM pubs p JOIN job_moves j ON j.scratch = p.scratch AND p.ts > j.ts
     WHERE p.kind = 'rename'
     UNION ALL
     SELECT p.*, 'after write job ' || p.write_job || ' committed', j.event_id, j.ts
@@ -45,6 +57,9 @@ late AS (
     UNION ALL
     SELECT p.*, 'after its attempt was killed', k.event_id, k.ts
     FROM pubs p JOIN kills k ON k.attempt_id = p.attempt_id AND p.ts > k.ts
+    UNION ALL
+    SELECT p.*, 'after the job began removeTempOrDuplicateFiles', d.event_id, d.ts
+    FROM pubs p JOIN dedups d ON d.scratch = p.scratch AND p.ts > d.ts
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
        [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,
@@ -52,7 +67,7 @@ SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
 FROM (SELECT *, unnest([event_id, ref]) AS x FROM late)
 GROUP BY location, partition_spec, actor
 ORDER BY location NULLS LAST, partition_spec, actor
-"""
+""".replace("{scratch_target}", _SCRATCH.format(p="target_path")).replace("{scratch_path}", _SCRATCH.format(p="path"))
 
 
 class LateCommit(SqlDetector):
@@ -66,7 +81,8 @@ class LateCommit(SqlDetector):
     committed; Spark tasks whose commit succeeded but which then failed are retried and commit
     again (SPARK-39195, SPARK-48292).
     Remedy: disable speculative execution for writers that publish outside the protocol
-    (spark.speculation=false, hive.mapred.reduce.tasks.speculative.execution=false), upgrade to
+    (spark.speculation=false, hive.mapred.reduce.tasks.speculative.execution=false,
+    tez.am.speculation.enabled=false), upgrade to
     releases with HIVE-27985/HIVE-27899 or SPARK-39195/SPARK-48292, and delete the late files
     listed here from the partition.
     """

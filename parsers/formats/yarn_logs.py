@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from typing import Iterable, Iterator
 
 from commitsleuth.model import Event
+from commitsleuth.parsers.attempts import attempt_of_log_name
 from commitsleuth.parsers.base import Format, ParseStats, Sample, SourceContext, parse_lines
 
 CONTAINER = re.compile(r"Container: (?P<container>container_\w+) on (?P<host>\S+?)(?:_(?P<port>\d+))?\s*$")
@@ -48,9 +50,13 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
             stats.lines += len(head) + sum(1 for _ in section)  # gc.log, prelaunch.out, …
             continue
         sub = ParseStats()
-        for ev in parse_lines(fmt, itertools.chain(head, section), ctx, sub):
+        # a Tez task's section is its attempt's own log (LogType:syslog_<attempt>)
+        own = replace(ctx, attempt_id=attempt_of_log_name(log_type or "") or ctx.attempt_id)
+        for ev in parse_lines(fmt, itertools.chain(head, section), own, sub):
             ev.host = ev.host or host
-            ev.detail = {**(ev.detail or {}), "container": container, "log_type": log_type, "format": fmt.name}
+            # a line that names another container (the Tez AM's "… Is using containerId: […]")
+            # keeps it: that is the attempt's, the section's is only where it was logged
+            ev.detail = {"container": container, "log_type": log_type, "format": fmt.name, **(ev.detail or {})}
             yield ev
         stats.merge(sub)
 
