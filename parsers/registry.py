@@ -49,7 +49,7 @@ def get_format(name: str) -> Format:
     try:
         return BY_NAME[name]
     except KeyError:
-        close = difflib.get_close_matches(name, BY_NAME, n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, BY_NAME, n=3, cutoff=0.6)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise UnknownFormatError(
             f"unknown format {name!r}{hint} (known: {', '.join(sorted(BY_NAME))})"

@@ -219,14 +219,15 @@ def test_sparklens_local_event_log(whole):
 def test_yarn_logs_of_two_mapreduce_applications(whole):
     """`yarn logs` of TeraGen (two maps writing the output) and TeraValidate (a map and the one
     reduce that writes), gzipped: each container's syslog read as mr2-yarn, container and host on
-    every event."""
+    every event. The AppMaster grants each commit twice in words (`… given a go for committing the
+    task output.` and `Result of canCommit for …:true`), the task once (`is allowed to commit now`)."""
     assert _rows(whole, "select regexp_extract(uri, 'application_\\d+_\\d+'), lines, events, rejected from sources "
                         "where uri like '%/splitlog/%' order by uri") == [
-        ("application_1756057717712_0001", 884, 26, 0), ("application_1756057717712_0003", 927, 22, 0)]
+        ("application_1756057717712_0001", 884, 28, 0), ("application_1756057717712_0003", 927, 23, 0)]
     assert _kinds(whole, "application_1756057717712_0001/input.txt.gz") == {
-        "conf": 3, "attempt_state": 14, "commit_allowed": 4, "task_commit": 2, "attempt_end": 2, "job_end": 1}
+        "conf": 3, "attempt_state": 14, "commit_allowed": 6, "task_commit": 2, "attempt_end": 2, "job_end": 1}
     assert _kinds(whole, "application_1756057717712_0003/input.txt.gz") == {
-        "conf": 3, "attempt_state": 13, "commit_allowed": 2, "task_commit": 1, "attempt_end": 2, "job_end": 1}
+        "conf": 3, "attempt_state": 13, "commit_allowed": 3, "task_commit": 1, "attempt_end": 2, "job_end": 1}
     q = "select line_no, e.kind, attempt_id, e.status, target_path, detail->>'container', host from events e " \
         "join sources s using (source_id) where s.uri like '%/splitlog/%' and e.kind in ('task_commit', 'job_end') " \
         "order by s.uri, line_no"
