@@ -122,6 +122,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     click.echo(
         f"ingested {len(report.results)} file{'s' if len(report.results) != 1 else ''} ({parts}): "
         f"{report.events} events, {rejected} rejected lines"
+        + (f", {report.known} events already in the store" if report.known else "")
     )
     for r in report.results:
         if r.status in ("partial", "skipped"):
