@@ -6,9 +6,7 @@ row"). Real PySpark driver process (tests/live_driver.py recover), real DuckDB f
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import kill_driver
 
 from commitsleuth.store import Store, open_waiting
 
@@ -70,13 +69,8 @@ def killed(tmp_path_factory):
                 break
             if time.monotonic() > deadline:
                 break
-        os.kill(proc.pid, signal.SIGKILL)  # the Python driver, mid-job
     finally:
-        proc.wait(timeout=30)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # its JVM, in the group we created
-        except ProcessLookupError:
-            pass
+        kill_driver(proc)  # mid-job
         if holder is not None:
             holder.close()
     assert len(jobs) >= 4, "the driver ran its jobs"
