@@ -207,10 +207,17 @@ class Store:
             return batch
         probe = batch.select(["app_id", "event_key"]).append_column(
             "row", pa.array(range(batch.num_rows), pa.int64()))
-        # DuckDB reads the local Arrow table ``probe`` by name: one anti-join against the store
+        apps = pc.unique(pc.filter(probe.column("app_id"), pc.is_valid(keys))).to_pylist()
+        named = [a for a in apps if a is not None]
+        # only these applications' rows are scanned (DuckDB skips other row groups by their stats)
+        scope = [f"e.app_id IN ({', '.join('?' * len(named))})"] if named else []
+        if None in apps:
+            scope.append("e.app_id IS NULL")
+        # DuckDB reads the local Arrow table ``probe`` by name: one join against the store
         known = self.con.execute(
             "SELECT p.row FROM probe p JOIN events e ON e.event_key = p.event_key "
-            "AND e.app_id IS NOT DISTINCT FROM p.app_id").fetchall()
+            f"AND e.app_id IS NOT DISTINCT FROM p.app_id WHERE e.event_key IS NOT NULL AND ({' OR '.join(scope)})",
+            named).fetchall()
         if not known:
             return batch
         known_rows = pa.array([r for (r,) in known], pa.int64())
