@@ -69,3 +69,15 @@ def test_a_second_attempt_of_a_yarn_application_is_not_taken_for_the_first(cli, 
     db = tmp_path / "s.duckdb"
     assert cli("ingest", "--db", db, first).out == "ingested 1 file (1 ok): 19 events, 0 rejected lines\n"
     assert cli("ingest", "--db", db, second).out == "ingested 1 file (1 ok): 19 events, 0 rejected lines\n"
+
+
+def test_live_capture_writes_no_event_an_ingest_stored_first(corpus, store):
+    """Live capture writes through Store.write_events: an event its spool's ingest (or Spark's
+    own log) already stored is not written again, whichever came first."""
+    decoder = SparkEventDecoder(app_id="local-1422981780767")
+    events = [ev for text in lines(corpus / "spark-events" / "local-1422981780767")
+              for ev in decoder.decode(orjson.loads(text))]
+    assert store.write_events(events[:50]) == 50
+    assert store.write_events(events) == len(events) - 50 == 30
+    assert store.write_events(events) == 0
+    assert store.count("events") == 80
