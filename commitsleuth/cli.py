@@ -191,7 +191,8 @@ def _attach(directory: str, db: str) -> None:
     with Store(db) as store:
         report = attach_parquet(store, directory)
     click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
-               f"({report.events} events) to {db}; {report.already} already there")
+               f"({report.events} events) to {db}; {report.already} already there"
+               + (f"; {report.known} events already in the store" if report.known else ""))
 
 
 @cli.command("attach-parquet")
