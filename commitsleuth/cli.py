@@ -87,7 +87,8 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
     is detected unless --format is given. Spark event logs: single files, rolling
     eventlog_v2_* directories, .inprogress, codecs lz4, lzf, snappy and zstd. Files already ingested are not read twice; a file
-    that grew is read from where it stopped.
+    that grew is read from where it stopped. A Spark event the store holds already (from live
+    capture, its spool <db>.spool/, or another log of the application) is not stored again.
 
     \b
     Example:
