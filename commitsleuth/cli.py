@@ -87,7 +87,8 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     Compressed files (.gz, .bz2, .zst, .lz4) are read transparently; the format of each file
     is detected unless --format is given. Spark event logs: single files, rolling
     eventlog_v2_* directories, .inprogress, codecs lz4, lzf, snappy and zstd. Files already ingested are not read twice; a file
-    that grew is read from where it stopped.
+    that grew is read from where it stopped. A Spark event the store holds already (from live
+    capture, its spool <db>.spool/, or another log of the application) is not stored again.
 
     \b
     Example:
@@ -122,6 +123,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     click.echo(
         f"ingested {len(report.results)} file{'s' if len(report.results) != 1 else ''} ({parts}): "
         f"{report.events} events, {rejected} rejected lines"
+        + (f", {report.known} events already in the store" if report.known else "")
     )
     for r in report.results:
         if r.status in ("partial", "skipped"):
@@ -190,7 +192,8 @@ def _attach(directory: str, db: str) -> None:
     with Store(db) as store:
         report = attach_parquet(store, directory)
     click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
-               f"({report.events} events) to {db}; {report.already} already there")
+               f"({report.events} events) to {db}; {report.already} already there"
+               + (f"; {report.known} events already in the store" if report.known else ""))
 
 
 @cli.command("attach-parquet")

@@ -90,6 +90,7 @@ class Event:
     status: str | None = None
     detail: dict[str, Any] | None = field(default=None)
     raw: str | None = None
+    event_key: int | None = None  # identity of a Spark event across live, spool and event log
 
 
 EVENT_COLUMNS: tuple[str, ...] = ("event_id",) + tuple(f.name for f in fields(Event))
@@ -108,6 +109,7 @@ _ARROW_TYPES = {
     "file_attempt": pa.int32(),
     "size": pa.int64(),
     "detail": pa.string(),
+    "event_key": pa.int64(),
 }
 _FIELDS = attrgetter(*EVENT_COLUMNS[1:])
 EVENT_SCHEMA = pa.schema([(c, _ARROW_TYPES.get(c, pa.string())) for c in EVENT_COLUMNS])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from commitsleuth.errors import StoreError, StoreLockedError, StoreWriteError
 from commitsleuth.model import Event, events_to_arrow
@@ -189,12 +190,38 @@ class Store:
         return self._next_event_id
 
     def write_events(self, events: list[Event]) -> int:
-        """Append events in one bulk insert; returns how many were written."""
+        """Append the events the store does not hold yet (``unseen_events``) in one bulk
+        insert; returns how many were written."""
         if not events:
             return 0
-        first = self.next_event_id()
-        self.write_arrow(events_to_arrow(events, first))
-        return len(events)
+        batch = self.unseen_events(events_to_arrow(events, None))
+        self.write_arrow(batch)
+        return batch.num_rows
+
+    def unseen_events(self, batch: pa.Table) -> pa.Table:
+        """The rows of ``batch`` whose Spark event identity (``app_id``, ``event_key``) no stored
+        event has: live capture, its spool and Spark's own event log of one application add
+        each event once, in whatever order they are ingested. Rows without a key all stay."""
+        keys = batch.column("event_key")
+        if batch.num_rows == 0 or keys.null_count == batch.num_rows:
+            return batch
+        probe = batch.select(["app_id", "event_key"]).append_column(
+            "row", pa.array(range(batch.num_rows), pa.int64()))
+        apps = pc.unique(pc.filter(probe.column("app_id"), pc.is_valid(keys))).to_pylist()
+        named = [a for a in apps if a is not None]
+        # only these applications' rows are scanned (DuckDB skips other row groups by their stats)
+        scope = [f"e.app_id IN ({', '.join('?' * len(named))})"] if named else []
+        if None in apps:
+            scope.append("e.app_id IS NULL")
+        # DuckDB reads the local Arrow table ``probe`` by name: one join against the store
+        known = self.con.execute(
+            "SELECT p.row FROM probe p JOIN events e ON e.event_key = p.event_key "
+            f"AND e.app_id IS NOT DISTINCT FROM p.app_id WHERE e.event_key IS NOT NULL AND ({' OR '.join(scope)})",
+            named).fetchall()
+        if not known:
+            return batch
+        known_rows = pa.array([r for (r,) in known], pa.int64())
+        return batch.filter(pc.invert(pc.is_in(probe.column("row"), value_set=known_rows)))
 
     def write_arrow(self, batch: pa.Table) -> None:
         """Append an Arrow table of EVENT_COLUMNS (event_id filled in if null)."""

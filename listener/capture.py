@@ -50,6 +50,7 @@ _counter = itertools.count(1)
 class CaptureStats:
     lines: int = 0
     events: int = 0  # written to the store
+    known: int = 0  # decoded events the store held already (its spool or event log was ingested)
     rejected: int = 0  # spool lines that were not JSON events
     inventories: int = 0
     files: int = 0
@@ -276,8 +277,7 @@ class LiveCapture:
             for ev in live:
                 ev.source_id = self._source_id
             store.con.execute("BEGIN")
-            store.write_events(live)
-            written = len(live)
+            written = store.write_events(live)  # less when an ingest of its spool came first
             files = 0
             for location, evs in self._pending.inventory.items():
                 sid = self._inventory_sources.get(location)
@@ -296,6 +296,7 @@ class LiveCapture:
                                 size_bytes=self.tail.offset)
             store.con.execute("COMMIT")
         self.stats.events += written
+        self.stats.known += len(live) - written
         self.stats.files += files
         self._pending = _Pending()
         if self._told_locked:

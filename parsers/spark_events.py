@@ -16,6 +16,7 @@ import orjson
 
 from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.model import Event
+from commitsleuth.parsers.spark_identity import event_key, spark_event_name
 from commitsleuth.parsers.spark_plan import write_target
 from commitsleuth.redact import honour_spark_conf
 
@@ -102,7 +103,9 @@ class SparkEventDecoder:
             if handler is None:
                 return []
             out = handler(event)
+        name = spark_event_name(event) if out else None
         for ev in out:
+            ev.event_key = event_key(name, ev.kind, ev.detail)
             ev.source_id = self.source_id
             ev.line_no = line_no
             ev.byte_offset = offset

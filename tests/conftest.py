@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 import sys
 from dataclasses import dataclass
@@ -56,6 +57,18 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"the corpus is missing at {CORPUS}; set COMMITSLEUTH_CORPUS")
     return CORPUS
+
+
+def kill_driver(proc) -> None:
+    """SIGKILL a Spark driver started with ``start_new_session``: the Python process, mid-job,
+    then its JVM (in the process group the driver leads)."""
+    for kill in (os.kill, os.killpg):
+        try:
+            kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if kill is os.kill:
+            proc.wait(timeout=30)
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

@@ -3,6 +3,7 @@
     python live_driver.py rig MASTER_URL WORKDIR   # speculative double write + protected write
     python live_driver.py sigkill DB               # jobs until the test SIGKILLs this process
     python live_driver.py stop DB                  # a job, spark.stop() and exit, never detached
+    python live_driver.py recover DB EVENTLOG_DIR  # sigkill, with Spark's own event log written too
 
 A driver process is needed because one Python process holds one SparkContext (the tests'
 own local session is another), and because the SIGKILL test must kill a driver, not pytest.
@@ -72,6 +73,20 @@ def sigkill(db: str) -> None:
         say(job=job, done=time.time())
 
 
+def recover(db: str, eventlog_dir: str) -> None:
+    """Jobs of 40 tasks, captured live and logged by Spark itself, until the test SIGKILLs it."""
+    spark = (SparkSession.builder.master("local[2]").appName("commitsleuth-recover")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", eventlog_dir)
+             .config("spark.eventLog.compress", "false")
+             .getOrCreate())
+    attach(spark, db=db)
+    say(attached=True, app=spark.sparkContext.applicationId)
+    for job in range(10_000):
+        spark.range(0, 400, 1, 40).count()
+        say(job=job, done=time.time())
+
+
 def stop_without_detach(db: str) -> None:
     """The user never detaches: spark.stop() and interpreter exit must neither hang nor lose."""
     spark = (SparkSession.builder.master("local[2]").appName("commitsleuth-stop")
@@ -118,4 +133,5 @@ def secrets(workdir: str) -> None:
 
 
 if __name__ == "__main__":
-    {"rig": rig, "sigkill": sigkill, "stop": stop_without_detach, "secrets": secrets}[sys.argv[1]](*sys.argv[2:])
+    {"rig": rig, "sigkill": sigkill, "recover": recover, "stop": stop_without_detach,
+     "secrets": secrets}[sys.argv[1]](*sys.argv[2:])

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
+from conftest import kill_driver
 
 from commitsleuth.listener import attach
 from commitsleuth.listener.hooks import listener_class
@@ -217,13 +216,8 @@ def test_a_sigkilled_driver_leaves_every_event_older_than_the_flush_bound(tmp_pa
             if len(settled) >= 2 or time.monotonic() > deadline:
                 break
         killed_at = time.time()
-        os.kill(proc.pid, signal.SIGKILL)  # the Python driver, mid-job
     finally:
-        proc.wait(timeout=30)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # its JVM, in the group we created
-        except ProcessLookupError:
-            pass
+        kill_driver(proc)
     assert len(done) >= 3, "the driver ran its jobs"
     old = [job for job, t in done.items() if t < killed_at - FLUSH_BOUND]
     assert len(old) >= 2

@@ -117,6 +117,31 @@ def test_cli_ingest_engine_spark_loads_the_store(cli, spark, corpus, tmp_path):
     assert r.exit_code == 2 and r.err.startswith("Error: no Spark engine output in ")
 
 
+def test_spark_events_the_store_holds_are_not_attached_again(cli, spark, corpus, tmp_path):
+    """One Spark event, one row (docs/schema.md) also through the Spark engine: a log whose
+    events the store holds already (here another copy, its application name redacted) adds
+    none, and two such logs in one run add their events once."""
+    src = corpus / "spark-events" / "local-1422981780767"
+    logs, db, out = tmp_path / "logs", tmp_path / "s.duckdb", tmp_path / "out"
+    logs.mkdir()
+    text = src.read_text()
+    assert text.count('"App Name":"Spark shell"') == 1
+    (logs / src.name).write_text(text.replace('"App Name":"Spark shell"', '"App Name":"*********(redacted)"'))
+    assert cli("ingest", "--db", db, src).exit_code == 0
+    r = cli("ingest", "--engine", "spark", "--out", out, "--db", db, logs)
+    assert r.out.splitlines() == [
+        f"spark: parsed 1 file (1 ok): 80 events, 0 rejected lines -> {out}",
+        f"attached 1 source (0 events) to {db}; 0 already there; 80 events already in the store",
+    ]
+    with Store(db, read_only=True) as s:
+        assert s.query("select events, count(*) over () from sources order by source_id")[1] == [(80, 2), (0, 2)]
+        assert s.count("events") == 80
+    (logs / "copy").write_bytes(src.read_bytes())
+    fresh = tmp_path / "fresh.duckdb"
+    r = cli("ingest", "--engine", "spark", "--out", tmp_path / "out2", "--db", fresh, logs)
+    assert r.out.splitlines()[1] == f"attached 2 sources (80 events) to {fresh}; 0 already there; 80 events already in the store"
+
+
 def test_copies_under_other_names_are_loaded_once_like_the_local_engine(spark, corpus, tmp_path):
     src = next((corpus / "spark-events" / "codecs").glob("*.zstd"))
     logs = tmp_path / "logs"

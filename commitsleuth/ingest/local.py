@@ -54,6 +54,7 @@ class SourceResult:
     rejected: int = 0
     reason: str | None = None
     source_id: int | None = None
+    known: int = 0  # Spark events another source had already stored (live capture, a spool)
 
 
 @dataclass
@@ -63,6 +64,10 @@ class IngestReport:
     @property
     def events(self) -> int:
         return sum(r.events for r in self.results)
+
+    @property
+    def known(self) -> int:
+        return sum(r.known for r in self.results)
 
     def by_status(self, status: str) -> list[SourceResult]:
         return [r for r in self.results if r.status == status]
@@ -297,7 +302,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         return item
     read, stats, sid = item, item.stats, item.ctx.source_id
     previous = read.previous or {}
-    written = 0
+    written = known = 0
     status, reason = "ok", None
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
     ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
@@ -305,7 +310,10 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         for table in read.tables():
             table = read.without_stored(table)
             if ends is not None:
-                ends.add(table)
+                ends.add(table)  # what this log says of its attempts, whoever stored them first
+            rows = table.num_rows
+            table = store.unseen_events(table)  # held already: by live capture, a spool, a log
+            known += rows - table.num_rows
             if table.num_rows:
                 checkpoint = _last_position(table) or checkpoint
                 store.write_checkpoint(table, sid, read.uncommitted_rejects(), bytes_read=checkpoint[0],
@@ -342,7 +350,8 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         rejected=previous.get("rejected", 0) + stats.rejected,
         finished_at=_now(),
     )
-    return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid)
+    return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid,
+                        known)
 
 
 def _last_position(table: pa.Table) -> tuple[int, int] | None:

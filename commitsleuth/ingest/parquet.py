@@ -8,6 +8,7 @@ loaded twice, and a file that grew between two Spark runs continues its earlier 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,10 +21,11 @@ from commitsleuth.store import Store
 class AttachReport:
     loaded: list[dict] = field(default_factory=list)
     already: int = 0
+    known: int = 0  # Spark events the store held already (live capture, a spool, a log)
 
     @property
     def events(self) -> int:
-        return sum(s["events"] for s in self.loaded)
+        return sum(s["events"] for s in self.loaded) - self.known
 
 
 def _glob(directory: str, part: str) -> str | None:
@@ -60,7 +62,7 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
         cols = ", ".join(f"e.{c}" for c in EVENT_COLUMNS[1:] if c != "source_id")
         con.execute(
             f"""
-            INSERT INTO events BY NAME
+            CREATE OR REPLACE TEMP TABLE attach_events AS
             SELECT {first - 1} + row_number() OVER (ORDER BY m.sid, e.line_no, e.byte_offset, e.kind) AS event_id,
                    m.sid AS source_id, {cols}
             FROM read_parquet(?, hive_partitioning = true) e
@@ -68,6 +70,9 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
             """,
             [events_glob],
         )
+        report.known = _drop_known(con)
+        con.execute("INSERT INTO events BY NAME SELECT * FROM attach_events")
+        con.execute("DROP TABLE attach_events")
         store._next_event_id = None  # recount from the table
     if rejects_glob:
         cur = con.execute(
@@ -77,6 +82,23 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
             store.add_rejects(sid, {reason: [count, first_line, sample]})
     con.execute("DROP TABLE attach_map")
     return report
+
+
+def _drop_known(con) -> int:
+    """Drop from ``attach_events`` the Spark events the store holds already, and all but the
+    first of one event several loaded sources hold (ingest's rule: docs/schema.md "One Spark
+    event, one row"); their sources' ``events`` count what they add. Returns the rows dropped."""
+    dropped = con.execute(
+        """
+        DELETE FROM attach_events a WHERE a.event_key IS NOT NULL AND (
+            EXISTS (SELECT 1 FROM events s WHERE s.event_key = a.event_key AND s.app_id IS NOT DISTINCT FROM a.app_id)
+            OR a.event_id > (SELECT min(b.event_id) FROM attach_events b
+                             WHERE b.event_key = a.event_key AND b.app_id IS NOT DISTINCT FROM a.app_id))
+        RETURNING source_id
+        """).fetchall()
+    for sid, n in Counter(sid for (sid,) in dropped).items():
+        con.execute("UPDATE sources SET events = events - ? WHERE source_id = ?", [n, sid])
+    return len(dropped)
 
 
 def _attach_source(store: Store, r: dict) -> int | None:
