@@ -335,12 +335,17 @@ class LiveCapture:
         out = []
         for record in (
             {"Event": "SparkListenerApplicationStart", "App Name": sc.appName, "App ID": self.app_id,
-             "Timestamp": sc.startTime, "User": sc.sparkUser()},
+             "Timestamp": sc.startTime, "User": sc.sparkUser(), **self._attempt_id()},
             {"Event": "SparkListenerEnvironmentUpdate", "Spark Properties": conf,
              "Hadoop Properties": hadoop},
         ):
             out.extend(self.decoder.decode(record))
         return out
+
+    def _attempt_id(self) -> dict:
+        """The application attempt as Spark's own start event names it (YARN), else nothing."""
+        attempt = self.sc._jsc.sc().applicationAttemptId()
+        return {"App Attempt ID": attempt.get()} if attempt.isDefined() else {}
 
     # -- errors --------------------------------------------------------------------------------
     def _guard(self, fn):

@@ -91,6 +91,8 @@ class SparkEventDecoder:
         self.last_ts: dt.datetime | None = None
         self._tables: dict[str, str] = {}  # execution id -> table its CTAS root named
         self._early: list[Event] = []  # events before the application's id is known
+        self._started = False
+        self._attempt = None  # the application attempt its start names (YARN), else None
 
     def decode(self, event: dict, line_no: int | None = None, offset: int | None = None,
                raw: str | None = None) -> list[Event]:
@@ -115,22 +117,29 @@ class SparkEventDecoder:
             else:
                 self.last_ts = ev.ts
             ev.raw = raw
-        # SparkListenerEnvironmentUpdate precedes ApplicationStart: when the file name does not
-        # give the application's id, hold those few events until the start names it.
-        if self.app_id is None and short == "SparkListenerEnvironmentUpdate":
+        # SparkListenerEnvironmentUpdate precedes ApplicationStart: hold those few events until
+        # the start names the application and its attempt (two YARN attempts of one
+        # application have the same environment, yet each posted its own).
+        if short == "SparkListenerApplicationStart":
+            self._started, self._attempt = True, event.get("App Attempt ID")
+        if short == "SparkListenerEnvironmentUpdate":
             self._early.extend(out)
-            return []
-        if self._early:
-            early, self._early = self._early, []
-            for ev in early:
-                ev.app_id = self.app_id
-            out = early + out
+            out = []
+        if self._early and self._started:
+            out = self._release() + out
         return out
 
-    def flush(self) -> list[Event]:
-        """Events still held because no application start ever named the application."""
+    def _release(self) -> list[Event]:
         early, self._early = self._early, []
+        name = f"SparkListenerEnvironmentUpdate:attempt={self._attempt}"
+        for ev in early:
+            ev.app_id = ev.app_id or self.app_id
+            ev.event_key = event_key(name, ev.kind, ev.detail)
         return early
+
+    def flush(self) -> list[Event]:
+        """Events still held because no application start came to name the application."""
+        return self._release()
 
     # -- application ---------------------------------------------------------------------
     def _on_SparkListenerApplicationStart(self, e):

@@ -60,11 +60,21 @@ def _later(value, shift: int):
     return value
 
 
+def _second_attempt(event: dict) -> dict:
+    """The event as attempt 2 of the same YARN application posts it: an hour later, and its
+    start names attempt 2 (Spark's ``App Attempt ID``)."""
+    event = _later(event, 3_600_000)
+    if event["Event"] == "SparkListenerApplicationStart":
+        event["App Attempt ID"] = "2"
+    return event
+
+
 def test_a_second_attempt_of_a_yarn_application_is_not_taken_for_the_first(cli, corpus, tmp_path):
-    """Attempt 2 has the application's id and restarts task ids: only its times tell it apart."""
+    """Attempt 2 has the application's id, restarts task ids and posts the same environment:
+    its times, and its start's attempt for the environment, tell it apart."""
     first = corpus / "spark-events" / YARN
     second = tmp_path / f"{YARN}_2"
-    second.write_text("\n".join(orjson.dumps(_later(orjson.loads(t), 3_600_000)).decode()
+    second.write_text("\n".join(orjson.dumps(_second_attempt(orjson.loads(t))).decode()
                                 for t in lines(first)) + "\n")
     db = tmp_path / "s.duckdb"
     assert cli("ingest", "--db", db, first).out == "ingested 1 file (1 ok): 19 events, 0 rejected lines\n"
