@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from commitsleuth.forensics.actors import actor_objects
 from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
 from commitsleuth.forensics.timeline import where_of
 from commitsleuth.redact import redact_table
@@ -70,6 +71,8 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
         for det in detectors:
             findings.extend(det.run(store.con))
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
+    for f, objects in zip(findings, actor_objects(store.con, findings)):
+        f.actor_objects = objects
     _save(store, findings)
     return findings
 
@@ -91,6 +94,8 @@ def _save(store: Store, findings: list[Finding]) -> None:
         "explanation": [f.explanation for f in findings],
         "remedy": [f.remedy for f in findings],
         "detail": [json.dumps(f.detail, default=str) if f.detail else None for f in findings],
+        "actor_objects": [json.dumps(f.actor_objects, default=str) if f.actor_objects else None
+                          for f in findings],
     }
     # findings quote paths and names from events: through the one redaction layer too
     batch = redact_table(pa.table(
@@ -103,6 +108,7 @@ def _save(store: Store, findings: list[Finding]) -> None:
                 ("window_end", pa.timestamp("us")), ("actors", pa.list_(pa.string())),
                 ("evidence", pa.list_(pa.int64())), ("summary", pa.string()),
                 ("explanation", pa.string()), ("remedy", pa.string()), ("detail", pa.string()),
+                ("actor_objects", pa.string()),
             ]
         ),
     ))
@@ -138,12 +144,13 @@ def evidence(store: Store, event_ids: list[int]) -> list[Evidence]:
 def stored_findings(store: Store) -> list[Finding]:
     rows = store.con.execute(
         """SELECT code, name, severity, summary, location, partition_spec, table_name, window_start,
-                  window_end, actors, evidence, explanation, remedy, detail
+                  window_end, actors, evidence, explanation, remedy, detail, actor_objects
            FROM findings ORDER BY finding_id"""
     ).fetchall()
     out = []
     for r in rows:
-        f = Finding(*r[:13], detail=json.loads(r[13]) if r[13] else None)
+        f = Finding(*r[:13], detail=json.loads(r[13]) if r[13] else None,
+                    actor_objects=json.loads(r[14]) if r[14] else None)
         f.actors, f.evidence = list(f.actors or []), list(f.evidence or [])
         out.append(f)
     return out

@@ -27,7 +27,7 @@ COVERED = {
     "superseded_events": "copies of events rows (already redacted)",
     "sources": "Store.add_source / Store.update_source",
     "rejects": "Store.add_rejects (sample); reason is commitsleuth's own text",
-    "findings": "forensics.analyze through redact_table",
+    "findings": "forensics.analyze through redact_table (detail and actor_objects: every string in the JSON)",
     "schema_version": "migration names (commitsleuth's own text)",
 }
 

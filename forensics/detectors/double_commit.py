@@ -52,7 +52,7 @@ by_file AS (
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how,
            list(fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL) AS attempts
-    FROM file_rows r LEFT JOIN file_attempts fa ON fa.event_id = r.event_id
+    FROM file_rows r LEFT JOIN file_ties fa ON fa.event_id = r.event_id
     GROUP BY location, partition_spec, file_task
     HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT r.attempt_id) > 1
 ),
