@@ -17,6 +17,7 @@ label, in the same order, resolved from the finding's own evidence events:
 from __future__ import annotations
 
 import json
+import re
 
 from commitsleuth.forensics.detectors.base import Finding
 from commitsleuth.forensics.file_attempts import SPARK_ATTEMPT_STRUCT
@@ -39,6 +40,8 @@ FROM spark_task_attempts a
 WHERE a.label IN (SELECT unnest(?::VARCHAR[])) AND a.app_id IN (SELECT unnest(?::VARCHAR[]))
 """
 
+_PATH = re.compile(r"^(?:[A-Za-z][\w+.-]*:/|/)\S*$")  # a temp dir (CS109)
+_SPEC = re.compile(r"^[^=/\s]+=[^/\s]*(?:/[^=/\s]+=[^/\s]*)*$")  # a partition (CS110)
 _PREFIXES = (("file ", "file", "file"), ("job ", "job", "job_id"))
 
 
@@ -86,6 +89,10 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict) -> dict:
     for prefix, kind, key in _PREFIXES:
         if label.startswith(prefix):
             return {"kind": kind, "label": label, key: label[len(prefix):]}
+    if _PATH.match(label):
+        return {"kind": "path", "label": label, "path": label}
+    if _SPEC.match(label):
+        return {"kind": "partition", "label": label, "partition": label}
     return {"kind": "name", "label": label}
 
 

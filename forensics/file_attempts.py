@@ -19,22 +19,41 @@ SPARK_ATTEMPT_STRUCT = """{'kind': 'spark_attempt', 'label': a.label, 'app_id': 
 
 
 def file_attempts_sql(files: str) -> str:
-    """CTE ``file_ties`` (event_id -> attempt_id, attempt_event, who) over the relation ``files``
-    (a column event_id): each file one attempt alone could have written."""
+    """CTE ``file_ties`` (event_id -> attempt_id, attempt_event, candidates, who) over the
+    relation ``files`` (a column event_id): the Spark attempts that wrote each file; a file more
+    than one attempt could have written has a row per candidate (``candidates`` > 1)."""
     return f"""
 file_ties AS (
-    SELECT t.event_id, a.label AS attempt_id, a.event_id AS attempt_event,
-           struct_insert({SPARK_ATTEMPT_STRUCT}, file := t.file_name, tie := t.how, rule := t.rule) AS who
+    SELECT t.event_id, a.label AS attempt_id, a.event_id AS attempt_event, t.candidates,
+           struct_insert({SPARK_ATTEMPT_STRUCT}, file := t.file_name, tie := t.how, rule := t.rule,
+                         candidates := t.candidates) AS who
     FROM file_attempts t SEMI JOIN {files} f ON f.event_id = t.event_id
     JOIN spark_task_attempts a ON a.event_id = t.attempt_event
-    WHERE t.candidates = 1 AND t.kind = 'spark_attempt'
+    WHERE t.kind = 'spark_attempt'
 )"""
+
+# How a detector lists the attempts of its files: ``attempts`` in its row, detail and summary.
+ATTEMPTS_LIST = "list(DISTINCT fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL)"
 
 
 def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
-    """``file event id -> (attempt label, attempt_end event id)`` for the files it can tie."""
+    """``file event id -> (attempt label, attempt_end event id)`` for the files one attempt alone
+    could have written."""
     if not event_ids:
         return {}
     sql = ("WITH files AS (SELECT unnest(?::BIGINT[]) AS event_id)," + file_attempts_sql("files")
-           + " SELECT event_id, attempt_id, attempt_event FROM file_ties")
+           + " SELECT event_id, attempt_id, attempt_event FROM file_ties WHERE candidates = 1")
     return {e: (a, ae) for e, a, ae in con.execute(sql, [event_ids]).fetchall()}
+
+
+def spark_attempt_words(a: dict) -> str:
+    """``task 1.1 in stage 1.0 (TID 5) on 127.0.0.3 executor 1, speculative, success, wrote 000001_1``;
+    a tie from times alone says ``inferred``, a file several attempts could have written says so."""
+    how = ", ".join(w for w in (
+        f"on {a['host']} executor {a['executor']}" if a.get("host") else None,
+        "speculative" if a.get("speculative") else "not speculative",
+        a.get("status") if a.get("end_reason") in (None, "Success") else f"{a.get('status')} ({a['end_reason']})",
+        f"wrote {a['file']}" if a.get("file") else None,
+        f"one of {a['candidates']} attempts that could have" if (a.get("candidates") or 1) > 1 else None,
+        "inferred from times" if a.get("tie") == "inferred" else None) if w)
+    return f"{a['label']} {how}"

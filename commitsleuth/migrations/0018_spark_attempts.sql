@@ -86,12 +86,11 @@ uuids AS (
     FROM staged WHERE staging_uuid = '' OR staging_uuid = write_uuid
 ),
 -- a write-job UUID to its SQL execution: a live listing of that write tagged files of the UUID
--- with the execution (all agree), else the executions writing the location whose window holds
--- every file of the UUID
+-- with the execution, else the executions writing the location whose window holds every file of
+-- the UUID (a tie through a listing outranks one through a window, below)
 listed AS (
-    SELECT write_uuid, any_value(app_id) AS app_id, any_value(query_id) AS execution_id
+    SELECT DISTINCT write_uuid, app_id, query_id AS execution_id
     FROM uuids WHERE query_id IS NOT NULL AND app_id IS NOT NULL
-    GROUP BY write_uuid HAVING count(DISTINCT query_id) = 1
 ),
 spans AS (
     SELECT write_uuid, any_value(location) AS location, any_value(app_id) AS app_id,
@@ -103,7 +102,6 @@ windowed AS (
     FROM spans s JOIN spark_executions x
       ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)
      AND s.t0 >= date_trunc('second', x.started) AND s.t1 <= coalesce(x.ended, s.t1) + INTERVAL 1 SECOND
-    ANTI JOIN listed l ON l.write_uuid = s.write_uuid
 ),
 uuid_exec AS (
     SELECT write_uuid, app_id, execution_id, 'listing' AS how FROM listed
@@ -152,8 +150,18 @@ ties AS (
       ON a.app_id = f.app_id AND a.stage_id = f.stage_id AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt
      AND 'TID ' || a.tid = f.task_id
     WHERE f.task_id LIKE 'TID %'
+),
+-- one row per (file, attempt); a tie the name or path states outranks one through the UUID's
+-- execution, which outranks one from time windows
+ranked AS (
+    SELECT *, CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank FROM ties
+    QUALIFY row_number() OVER (PARTITION BY event_id, attempt_event ORDER BY how_rank, rule) = 1
+),
+best AS (
+    SELECT * EXCLUDE (how_rank) FROM ranked
+    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)
 )
-SELECT t.*, count(*) OVER (PARTITION BY t.event_id) AS candidates FROM ties t;
+SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
 
 -- Every Spark task attempt with what it wrote: the partitions of the files tied to it (only
 -- files no other attempt could have written), else of its write's static partition, else
