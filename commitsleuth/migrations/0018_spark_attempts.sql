@@ -58,8 +58,8 @@ QUALIFY row_number() OVER (PARTITION BY a.app_id, a.stage_id, a.stage_attempt, a
 -- One row per (file event, candidate attempt); `candidates` says how many attempts could have
 -- written the file (more than one: the name alone cannot tell them apart). `how` says how sure:
 -- 'named' (the name or path names the attempt), 'listing' (a live listing of that SQL write
--- found files of this write-job UUID), 'inferred' (a time window: the file's modification time
--- lies within one SQL execution writing this location). Rules:
+-- found files of this write-job UUID), 'inferred' (no listing of the write: a SQL execution writing
+-- this location had an attempt of that index running when the file was written). Rules:
 --   hive_name     NNNNNN_A: same application, partition index NNNNNN, attempt number A, and the
 --                 attempt ran when the file was written (mtime within launch..end, to the second);
 --   spark_part    part-NNNNN-<writeJobUUID>[-c000]: the UUID's SQL execution, then the attempts
@@ -86,22 +86,20 @@ uuids AS (
     FROM staged WHERE staging_uuid = '' OR staging_uuid = write_uuid
 ),
 -- a write-job UUID to its SQL execution: a live listing of that write tagged files of the UUID
--- with the execution, else the executions writing the location whose window holds every file of
--- the UUID (a tie through a listing outranks one through a window, below)
+-- with the execution, else the executions writing the location (of the listing's application
+-- when it names one); the attempts' own windows below hold the file's time (a tie through a
+-- listing outranks one inferred from times)
 listed AS (
     SELECT DISTINCT write_uuid, app_id, query_id AS execution_id
     FROM uuids WHERE query_id IS NOT NULL AND app_id IS NOT NULL
 ),
 spans AS (
-    SELECT write_uuid, any_value(location) AS location, any_value(app_id) AS app_id,
-           min(ts) AS t0, max(ts) AS t1
-    FROM uuids GROUP BY write_uuid
+    SELECT DISTINCT write_uuid, location, app_id FROM uuids
 ),
 windowed AS (
-    SELECT s.write_uuid, x.app_id, x.execution_id
+    SELECT DISTINCT s.write_uuid, x.app_id, x.execution_id
     FROM spans s JOIN spark_executions x
       ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)
-     AND s.t0 >= date_trunc('second', x.started) AND s.t1 <= coalesce(x.ended, s.t1) + INTERVAL 1 SECOND
 ),
 uuid_exec AS (
     SELECT write_uuid, app_id, execution_id, 'listing' AS how FROM listed
