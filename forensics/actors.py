@@ -21,7 +21,7 @@ import re
 
 from commitsleuth.forensics.detectors.base import Finding
 from commitsleuth.forensics.file_attempts import SPARK_ATTEMPT_STRUCT
-from commitsleuth.parsers.attempts import attempt_fields
+from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 
 _EVENTS_SQL = """
 SELECT e.event_id, e.attempt_id, e.thread, e.query_id, e.app_id, e.job_id, e.host,
@@ -38,6 +38,21 @@ _SPARK_SQL = f"""
 SELECT a.app_id, a.label, {SPARK_ATTEMPT_STRUCT} AS who
 FROM spark_task_attempts a
 WHERE a.label IN (SELECT unnest(?::VARCHAR[])) AND a.app_id IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+# Storage records whose caller context names a Spark attempt, and files in a Hadoop attempt dir:
+# the attempt they were tied to (the file_attempts view, one candidate only).
+_TIES_SQL = f"""
+SELECT t.event_id, {SPARK_ATTEMPT_STRUCT} AS who
+FROM file_attempts t JOIN spark_task_attempts a ON a.event_id = t.attempt_event
+WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'
+"""
+
+# A Hadoop attempt id Spark made (attempt_<ts>_<stage>_m_<index>_<TID>): that Spark attempt.
+_SPARK_HADOOP_SQL = f"""
+SELECT a.app_id, a.stage_id, a.task_index, a.tid, {SPARK_ATTEMPT_STRUCT} AS who
+FROM spark_task_attempts a WHERE a.app_id IN (SELECT unnest(?::VARCHAR[]))
+  AND a.tid IN (SELECT unnest(?::BIGINT[]))
 """
 
 _PATH = re.compile(r"^(?:[A-Za-z][\w+.-]*:/|/)\S*$")  # a temp dir (CS109)
@@ -60,15 +75,30 @@ def _hadoop(label: str) -> dict:
             "attempt": f.get("attempt_no")}
 
 
-def resolve(label: str, events: list[dict], spark: dict, named: dict) -> dict:
+def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
+            hadoop: dict | None = None) -> dict:
     """The object for one label, from the finding's evidence events (``events``), the Spark
-    attempts of their applications (``spark``: (app, label) -> fields) and what the detector
-    already named (``named``: label -> fields)."""
+    attempts of their applications (``spark``: (app, label) -> fields), what the detector
+    already named (``named``: label -> fields), the Spark attempts evidence events were tied to
+    (``tied``: event id -> fields) and Spark attempts by (app, stage, index, TID) (``hadoop``)."""
+    tied, hadoop = tied or {}, hadoop or {}
     if label in named:
         return {"kind": "spark_attempt", **named[label], "label": label}
     for e in events:
+        if label == e["attempt_id"] and e["event_id"] in tied:  # a caller context's Spark attempt
+            out = {**tied[e["event_id"]], "label": label, "spark_label": tied[e["event_id"]]["label"]}
+            if e["storage"]:
+                out.update({k: v for k, v in _storage(label, e).items() if k not in ("kind", "label")})
+            return out
+    for e in events:
         if label in (e["attempt_id"], e["thread"], e["query_id"]) and e["storage"]:
             return _storage(label, e)
+    m = ATTEMPT_RE.fullmatch(label)
+    if m:
+        for e in events:
+            key = (e["app_id"], int(m["job"]), int(m["task"]), int(m["attempt"]))
+            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number
+                return {**hadoop[key], "label": label, "spark_label": hadoop[key]["label"]}
     for e in events:
         if (e["app_id"], label) in spark:
             return dict(spark[(e["app_id"], label)])
@@ -107,11 +137,17 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     spark = {}
     if labels and apps:
         spark = {(app, label): who for app, label, who in con.execute(_SPARK_SQL, [labels, apps]).fetchall()}
+    tied = dict(con.execute(_TIES_SQL, [ids]).fetchall()) if ids else {}
+    tids = sorted({int(m["attempt"]) for a in labels for m in [ATTEMPT_RE.fullmatch(a)] if m})
+    hadoop = {}
+    if tids and apps:
+        hadoop = {(app, stage, index, tid): who
+                  for app, stage, index, tid, who in con.execute(_SPARK_HADOOP_SQL, [apps, tids]).fetchall()}
     out = []
     for f in findings:
         events = [by_id[i] for i in f.evidence if i in by_id]
         named = {a["label"]: a for a in (f.detail or {}).get("attempts") or [] if isinstance(a, dict)}
-        out.append([resolve(a, events, spark, named) for a in f.actors])
+        out.append([resolve(a, events, spark, named, tied, hadoop) for a in f.actors])
     return out
 
 

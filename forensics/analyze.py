@@ -73,6 +73,9 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     for f, objects in zip(findings, actor_objects(store.con, findings)):
         f.actor_objects = objects
+        spark = [o for o in objects if o["kind"] == "spark_attempt"]
+        if spark and not (f.detail or {}).get("attempts"):  # every finding names its Spark attempts
+            f.detail = {**(f.detail or {}), "attempts": spark}
     _save(store, findings)
     return findings
 

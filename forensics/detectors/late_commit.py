@@ -11,7 +11,7 @@ from commitsleuth.forensics.detectors.base import SqlDetector, where
 # Equi-joins only, so it stays cheap on millions of events.
 _SQL = """
 WITH pubs AS (
-    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id,
+    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id,
            coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor
     FROM events
     WHERE kind IN ('rename', 'task_commit') AND ts IS NOT NULL
@@ -45,6 +45,14 @@ late AS (
     UNION ALL
     SELECT p.*, 'after its attempt was killed', k.event_id, k.ts
     FROM pubs p JOIN kills k ON k.attempt_id = p.attempt_id AND p.ts > k.ts
+    UNION ALL  -- Spark names the Hadoop attempt attempt_<ts>_<stage>_m_<index>_<TID> (migration 0018)
+    SELECT p.* EXCLUDE (h), 'after its attempt was killed', a.event_id, a.finished
+    FROM (SELECT *, regexp_extract(attempt_id, '^attempt_[0-9]+_([0-9]+)_m_([0-9]+)_([0-9]+)$',
+                                   ['stage', 'task', 'tid']) AS h FROM pubs WHERE app_id IS NOT NULL) p
+    JOIN spark_task_attempts a
+      ON a.app_id = p.app_id AND a.stage_id = TRY_CAST(p.h.stage AS INTEGER)
+     AND a.task_index = TRY_CAST(p.h.task AS INTEGER) AND a.tid = TRY_CAST(p.h.tid AS BIGINT)
+    WHERE a.status = 'killed' AND p.ts > a.finished
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
        [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,
