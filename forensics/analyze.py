@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -47,15 +48,23 @@ class Evidence:
         return where_of(self.event_id, self.uri, self.line_no)
 
 
-_SHARED_VIEWS = ("table_locations", "partition_values")
+# In dependency order: file_attempts reads spark_task_attempts.
+_SHARED_VIEWS = ("table_locations", "partition_values", "spark_task_attempts", "file_attempts")
+_ON_SHARED = ("file_attempts",)  # reads spark_task_attempts five times
 
 
 @contextmanager
 def prepared(store: Store):
-    """Detectors join through table_locations and partition_values (aggregates over all events):
-    compute them once. A temp table shadows the view of the same name for this connection only."""
+    """Detectors join through table_locations and partition_values (aggregates over all events),
+    and the Spark attempts and file ties (migration 0018): compute them once. A temp table
+    shadows the view of the same name for this connection only."""
     for view in _SHARED_VIEWS:
-        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+        body = f"SELECT * FROM main.{view}"
+        if view in _ON_SHARED:  # a view inside a view binds to main's: run its text over the temp tables
+            sql = store.con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'",
+                                    [view]).fetchone()[0]
+            body = re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
+        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS {body}")
     try:
         yield
     finally:
@@ -70,12 +79,13 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     with prepared(store):
         for det in detectors:
             findings.extend(det.run(store.con))
-    findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
-    for f, objects in zip(findings, actor_objects(store.con, findings)):
+        named = actor_objects(store.con, findings)
+    for f, objects in zip(findings, named):
         f.actor_objects = objects
         spark = [o for o in objects if o["kind"] == "spark_attempt"]
         if spark and not (f.detail or {}).get("attempts"):  # every finding names its Spark attempts
             f.detail = {**(f.detail or {}), "attempts": spark}
+    findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     _save(store, findings)
     return findings
 

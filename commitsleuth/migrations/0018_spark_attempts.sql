@@ -106,6 +106,13 @@ uuid_exec AS (
     UNION ALL
     SELECT write_uuid, app_id, execution_id, 'inferred' FROM windowed
 ),
+-- the few executions found first, then their attempts, keyed by UUID and index in one value
+-- (so the planner cannot join every file to every attempt of its index first)
+exec_attempts AS (
+    SELECT x.write_uuid || '/' || a.task_index AS uuid_index, x.how, a.event_id AS attempt_event, a.label,
+           a.launched, a.finished
+    FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id
+),
 hadoop AS (
     SELECT *, regexp_extract(p, '/_temporary/[0-9]+/_temporary/(attempt_[0-9]+_([0-9]+)_[mr]_([0-9]+)_([0-9]+))/',
                              ['id', 'job', 'task', 'n']) AS hid
@@ -121,11 +128,9 @@ ties AS (
     WHERE f.file_attempt IS NOT NULL AND f.write_uuid IS NULL AND f.app_id IS NOT NULL
     QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest
     UNION ALL
-    SELECT u.event_id, u.file_name, u.partition_spec, u.rule, x.how, a.event_id, 'spark_attempt', a.label
-    FROM uuids u JOIN uuid_exec x ON x.write_uuid = u.write_uuid
-    JOIN spark_task_attempts a
-      ON a.app_id = x.app_id AND a.execution_id = x.execution_id
-     AND a.task_index = TRY_CAST(u.file_task AS INTEGER)
+    SELECT u.event_id, u.file_name, u.partition_spec, u.rule, a.how, a.attempt_event, 'spark_attempt', a.label
+    FROM uuids u JOIN exec_attempts a
+      ON a.uuid_index = u.write_uuid || '/' || TRY_CAST(u.file_task AS INTEGER)
      AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND
     UNION ALL
     SELECT h.event_id, h.file_name, h.partition_spec, 'hadoop_attempt', 'named', m.event_id, 'hadoop_attempt', m.attempt_id
