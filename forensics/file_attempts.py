@@ -11,6 +11,8 @@ them with ``candidates`` > 1; this module ties only files with exactly one candi
 
 from __future__ import annotations
 
+import re
+
 # One attempt as a finding names it (CS101's detail, actor objects): the fields of issue 12.
 SPARK_ATTEMPT_STRUCT = """{'kind': 'spark_attempt', 'label': a.label, 'app_id': a.app_id,
     'job': a.job_id, 'execution': a.execution_id, 'stage': a.stage_id, 'stage_attempt': a.stage_attempt,
@@ -36,14 +38,39 @@ file_ties AS (
 ATTEMPTS_LIST = "list(DISTINCT fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL)"
 
 
+# A few files (a partition's timeline) need not tie every file of the store: the view's own text,
+# run over those files and the files of their write jobs, and over the attempts of their
+# applications (or of the executions writing their locations) only.
+_FEW = """WITH ids AS (SELECT unnest($ids::BIGINT[]) AS id),
+few_apps AS (
+    SELECT app_id FROM events WHERE event_id IN (SELECT id FROM ids) AND app_id IS NOT NULL
+    UNION
+    SELECT x.app_id FROM spark_executions x JOIN events e ON e.location = x.write_location
+    WHERE e.event_id IN (SELECT id FROM ids)
+),
+few_attempts AS (SELECT * FROM main.spark_task_attempts WHERE app_id IN (SELECT app_id FROM few_apps)),
+"""
+_FEW_FILES = ("FROM events WHERE (event_id IN (SELECT id FROM ids) OR write_uuid IN "
+              "(SELECT write_uuid FROM events WHERE event_id IN (SELECT id FROM ids))) AND ")
+
+
+def few_files_sql(con) -> str:
+    """The ``file_attempts`` view's rules over the files ``$ids`` only (same rules, same columns)."""
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'file_attempts' "
+                      "AND schema_name = 'main'").fetchone()[0]
+    body = re.sub(r"^CREATE VIEW \S+ AS WITH ", "", sql).rstrip().rstrip(";")
+    body = body.replace("FROM events WHERE ", _FEW_FILES, 1)  # the first is the files CTE
+    return _FEW + re.sub(r"\bspark_task_attempts\b", "few_attempts", body)
+
+
 def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
     """``file event id -> (attempt label, attempt_end event id)`` for the files one attempt alone
     could have written."""
     if not event_ids:
         return {}
-    sql = ("WITH files AS (SELECT unnest(?::BIGINT[]) AS event_id)," + file_attempts_sql("files")
-           + " SELECT event_id, attempt_id, attempt_event FROM file_ties WHERE candidates = 1")
-    return {e: (a, ae) for e, a, ae in con.execute(sql, [event_ids]).fetchall()}
+    sql = (f"SELECT t.event_id, t.label, t.attempt_event FROM ({few_files_sql(con)}) t "
+           "WHERE t.event_id IN (SELECT unnest($ids::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'")
+    return {e: (a, ae) for e, a, ae in con.execute(sql, {"ids": event_ids}).fetchall()}
 
 
 def spark_attempt_words(a: dict) -> str:

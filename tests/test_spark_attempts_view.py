@@ -94,3 +94,19 @@ def test_file_ties_name_their_rule_and_leave_the_decoys(tmp_path):
         ("hdfs://nn/out/_temporary/1/_temporary/attempt_1445144423722_0020_m_000000_0/part-m-00000", "hadoop_attempt",
          "named", "hadoop_attempt", "attempt_1445144423722_0020_m_000000_0", 1),
     ]
+
+
+def test_a_few_files_get_the_ties_the_view_gives(tmp_path):
+    """Timelines tie a partition's few files through the view's own text over those files only."""
+    from commitsleuth.forensics.file_attempts import attempts_of_files
+
+    with _store(tmp_path) as store:
+        files = [r[0] for r in store.con.execute(
+            "SELECT event_id FROM events WHERE kind IN ('file', 'file_create') ORDER BY event_id").fetchall()]
+        whole = {e: (lb, ae) for e, lb, ae in store.con.execute(
+            "SELECT event_id, label, attempt_event FROM file_attempts "
+            "WHERE candidates = 1 AND kind = 'spark_attempt'").fetchall()}
+        assert len(whole) == 2
+        assert attempts_of_files(store.con, files) == whole
+        one = min(whole)
+        assert attempts_of_files(store.con, [one]) == {one: whole[one]}

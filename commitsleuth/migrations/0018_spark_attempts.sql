@@ -135,7 +135,7 @@ ties AS (
     UNION ALL
     SELECT h.event_id, h.file_name, h.partition_spec, 'hadoop_attempt', 'named', m.event_id, 'hadoop_attempt', m.attempt_id
     FROM hadoop h JOIN (SELECT attempt_id, min(event_id) AS event_id FROM events
-                        WHERE attempt_id LIKE 'attempt\_%' ESCAPE '\' GROUP BY attempt_id) m
+                        WHERE attempt_id IN (SELECT hid.id FROM hadoop) GROUP BY attempt_id) m
       ON m.attempt_id = h.hid.id
     WHERE h.hid.id <> ''
     UNION ALL
