@@ -146,6 +146,10 @@ def redact_value(value: Any) -> Any:
     return value
 
 
+# Text columns holding JSON: each string inside is redacted and the JSON stays valid.
+JSON_COLUMNS = ("detail", "actor_objects")
+
+
 def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
     """Every text column of an Arrow table through ``redact``; a ``detail`` column (JSON) has
     every string inside it redacted (``redact_value``) and stays valid JSON. ``details``, when
@@ -166,8 +170,8 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
         if not pc.any(hits).as_py():
             continue
         values, mask = col.to_pylist(), hits.to_pylist()
-        if fld.name == "detail":
-            parsed = details if details is not None else [None] * len(values)
+        if fld.name in JSON_COLUMNS:
+            parsed = details if details is not None and fld.name == "detail" else [None] * len(values)
             new = [_redact_json(v, d) if m else v for v, m, d in zip(values, mask, parsed)]
         else:
             new = [redact(v) if m else v for v, m in zip(values, mask)]

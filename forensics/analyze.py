@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from commitsleuth.forensics.actors import actor_objects
 from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
 from commitsleuth.forensics.timeline import where_of
 from commitsleuth.redact import redact_table
@@ -46,15 +48,23 @@ class Evidence:
         return where_of(self.event_id, self.uri, self.line_no)
 
 
-_SHARED_VIEWS = ("table_locations", "partition_values")
+# In dependency order: file_attempts reads spark_task_attempts.
+_SHARED_VIEWS = ("table_locations", "partition_values", "spark_task_attempts", "file_attempts")
+_ON_SHARED = ("file_attempts",)  # reads spark_task_attempts five times
 
 
 @contextmanager
 def prepared(store: Store):
-    """Detectors join through table_locations and partition_values (aggregates over all events):
-    compute them once. A temp table shadows the view of the same name for this connection only."""
+    """Detectors join through table_locations and partition_values (aggregates over all events),
+    and the Spark attempts and file ties (migration 0018): compute them once. A temp table
+    shadows the view of the same name for this connection only."""
     for view in _SHARED_VIEWS:
-        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+        body = f"SELECT * FROM main.{view}"
+        if view in _ON_SHARED:  # a view inside a view binds to main's: run its text over the temp tables
+            sql = store.con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'",
+                                    [view]).fetchone()[0]
+            body = re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
+        store.con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS {body}")
     try:
         yield
     finally:
@@ -69,6 +79,12 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     with prepared(store):
         for det in detectors:
             findings.extend(det.run(store.con))
+        named = actor_objects(store.con, findings)
+    for f, objects in zip(findings, named):
+        f.actor_objects = objects
+        spark = [o for o in objects if o["kind"] == "spark_attempt"]
+        if spark and not (f.detail or {}).get("attempts"):  # every finding names its Spark attempts
+            f.detail = {**(f.detail or {}), "attempts": spark}
     findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
     _save(store, findings)
     return findings
@@ -91,6 +107,8 @@ def _save(store: Store, findings: list[Finding]) -> None:
         "explanation": [f.explanation for f in findings],
         "remedy": [f.remedy for f in findings],
         "detail": [json.dumps(f.detail, default=str) if f.detail else None for f in findings],
+        "actor_objects": [json.dumps(f.actor_objects, default=str) if f.actor_objects else None
+                          for f in findings],
     }
     # findings quote paths and names from events: through the one redaction layer too
     batch = redact_table(pa.table(
@@ -103,6 +121,7 @@ def _save(store: Store, findings: list[Finding]) -> None:
                 ("window_end", pa.timestamp("us")), ("actors", pa.list_(pa.string())),
                 ("evidence", pa.list_(pa.int64())), ("summary", pa.string()),
                 ("explanation", pa.string()), ("remedy", pa.string()), ("detail", pa.string()),
+                ("actor_objects", pa.string()),
             ]
         ),
     ))
@@ -138,12 +157,13 @@ def evidence(store: Store, event_ids: list[int]) -> list[Evidence]:
 def stored_findings(store: Store) -> list[Finding]:
     rows = store.con.execute(
         """SELECT code, name, severity, summary, location, partition_spec, table_name, window_start,
-                  window_end, actors, evidence, explanation, remedy, detail
+                  window_end, actors, evidence, explanation, remedy, detail, actor_objects
            FROM findings ORDER BY finding_id"""
     ).fetchall()
     out = []
     for r in rows:
-        f = Finding(*r[:13], detail=json.loads(r[13]) if r[13] else None)
+        f = Finding(*r[:13], detail=json.loads(r[13]) if r[13] else None,
+                    actor_objects=json.loads(r[14]) if r[14] else None)
         f.actors, f.evidence = list(f.actors or []), list(f.evidence or [])
         out.append(f)
     return out

@@ -1,48 +1,86 @@
-"""Which Spark task attempt wrote a file that names its task and attempt (``000001_1``).
+"""Which task attempt wrote a file, from what its name or path says.
 
-A listing of a Spark application's output (live inventory, ``audit``) holds files; a file whose
-name carries a task index and an attempt number (Hive-style ``NNNNNN_A``) is tied to the Spark
-attempt of the same application with that partition index and attempt number that was running
-when the file was written (its modification time, to the second, within the attempt's launch and
-end; the latest such attempt when a stage was retried). One rule for CS101 and the timelines.
+The rules live in one place, the store's ``file_attempts`` view (migration 0018, documented in
+docs/schema.md), so CS101, the timelines, actor objects and the plain duckdb shell read the same
+ties: Hive-style ``NNNNNN_A`` names; Spark ``part-NNNNN-<writeJobUUID>[-c000]`` names through the
+UUID's SQL execution (a live listing of that write, else a time window, labelled ``inferred``);
+``.spark-staging-<uuid>/`` dirs; ``_temporary/<n>/_temporary/attempt_…/`` Hadoop attempt dirs;
+storage caller contexts. A file that more than one attempt could have written lists each of
+them with ``candidates`` > 1; this module ties only files with exactly one candidate.
 """
 
 from __future__ import annotations
 
+import re
+
+# One attempt as a finding names it (CS101's detail, actor objects): the fields of issue 12.
+SPARK_ATTEMPT_STRUCT = """{'kind': 'spark_attempt', 'label': a.label, 'app_id': a.app_id,
+    'job': a.job_id, 'execution': a.execution_id, 'stage': a.stage_id, 'stage_attempt': a.stage_attempt,
+    'task_index': a.task_index, 'attempt': a.attempt_no, 'tid': a.tid, 'executor': a.executor_id,
+    'host': a.host, 'speculative': a.speculative, 'status': a.status, 'end_reason': a.end_reason}"""
+
 
 def file_attempts_sql(files: str) -> str:
-    """CTEs ``spark_attempts`` and ``file_attempts`` (event_id -> attempt) over the relation
-    ``files`` (columns event_id, app_id, ts, file_task, file_attempt, file_name)."""
+    """CTE ``file_ties`` (event_id -> attempt_id, attempt_event, candidates, who) over the
+    relation ``files`` (a column event_id): the Spark attempts that wrote each file; a file more
+    than one attempt could have written has a row per candidate (``candidates`` > 1)."""
     return f"""
-spark_attempts AS (
-    SELECT a.event_id, a.app_id, a.attempt_id, a.attempt_no, a.stage_id, a.stage_attempt,
-           TRY_CAST(a.detail->>'tid' AS BIGINT) AS tid, a.executor_id, a.host, a.speculative,
-           a.status, a.detail->>'reason' AS reason,
-           TRY_CAST(split_part(a.task_id, '.', 2) AS INTEGER) AS task_index,
-           coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS t_launch, a.ts AS t_end
-    FROM events a SEMI JOIN (SELECT DISTINCT app_id FROM {files}) f ON f.app_id = a.app_id
-    WHERE a.kind = 'attempt_end' AND a.stage_id IS NOT NULL
-),
-file_attempts AS (
-    SELECT r.event_id, a.attempt_id, a.event_id AS attempt_event,
-           {{'kind': 'spark_attempt', 'label': a.attempt_id, 'app_id': a.app_id, 'stage': a.stage_id,
-            'stage_attempt': a.stage_attempt, 'task_index': a.task_index, 'attempt': a.attempt_no,
-            'tid': a.tid, 'executor': a.executor_id, 'host': a.host, 'speculative': a.speculative,
-            'status': a.status, 'end_reason': a.reason, 'file': r.file_name}} AS who
-    FROM {files} r JOIN spark_attempts a
-      ON a.app_id = r.app_id AND a.attempt_no = r.file_attempt
-     AND a.task_index = TRY_CAST(r.file_task AS INTEGER)
-     AND r.ts BETWEEN date_trunc('second', a.t_launch) AND a.t_end + INTERVAL 1 SECOND
-    QUALIFY row_number() OVER (PARTITION BY r.event_id ORDER BY a.t_launch DESC) = 1
+file_ties AS (
+    SELECT t.event_id, a.label AS attempt_id, a.event_id AS attempt_event, t.candidates,
+           struct_insert({SPARK_ATTEMPT_STRUCT}, file := t.file_name, tie := t.how, rule := t.rule,
+                         candidates := t.candidates) AS who
+    FROM file_attempts t SEMI JOIN {files} f ON f.event_id = t.event_id
+    JOIN spark_task_attempts a ON a.event_id = t.attempt_event
+    WHERE t.kind = 'spark_attempt'
 )"""
+
+# How a detector lists the attempts of its files: ``attempts`` in its row, detail and summary.
+ATTEMPTS_LIST = "list(DISTINCT fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL)"
+
+
+# A few files (a partition's timeline) need not tie every file of the store: the view's own text,
+# run over those files and the files of their write jobs, and over the attempts of their
+# applications (or of the executions writing their locations) only.
+_FEW = """WITH ids AS (SELECT unnest($ids::BIGINT[]) AS id),
+few_apps AS (
+    SELECT app_id FROM events WHERE event_id IN (SELECT id FROM ids) AND app_id IS NOT NULL
+    UNION
+    SELECT x.app_id FROM spark_executions x JOIN events e ON e.location = x.write_location
+    WHERE e.event_id IN (SELECT id FROM ids)
+),
+few_attempts AS (SELECT * FROM main.spark_task_attempts WHERE app_id IN (SELECT app_id FROM few_apps)),
+"""
+_FEW_FILES = ("FROM events WHERE (event_id IN (SELECT id FROM ids) OR write_uuid IN "
+              "(SELECT write_uuid FROM events WHERE event_id IN (SELECT id FROM ids))) AND ")
+
+
+def few_files_sql(con) -> str:
+    """The ``file_attempts`` view's rules over the files ``$ids`` only (same rules, same columns)."""
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'file_attempts' "
+                      "AND schema_name = 'main'").fetchone()[0]
+    body = re.sub(r"^CREATE VIEW \S+ AS WITH ", "", sql).rstrip().rstrip(";")
+    body = body.replace("FROM events WHERE ", _FEW_FILES, 1)  # the first is the files CTE
+    return _FEW + re.sub(r"\bspark_task_attempts\b", "few_attempts", body)
 
 
 def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
-    """``file event id -> (attempt label, attempt_end event id)`` for the files it can tie."""
+    """``file event id -> (attempt label, attempt_end event id)`` for the files one attempt alone
+    could have written."""
     if not event_ids:
         return {}
-    sql = ("WITH files AS (SELECT event_id, app_id, ts, file_task, file_attempt, file_name FROM events "
-           "WHERE event_id IN (SELECT unnest(?)) AND kind = 'file' AND file_attempt IS NOT NULL "
-           "AND app_id IS NOT NULL AND attempt_id IS NULL),"
-           + file_attempts_sql("files") + " SELECT event_id, attempt_id, attempt_event FROM file_attempts")
-    return {e: (a, ae) for e, a, ae in con.execute(sql, [event_ids]).fetchall()}
+    sql = (f"SELECT t.event_id, t.label, t.attempt_event FROM ({few_files_sql(con)}) t "
+           "WHERE t.event_id IN (SELECT unnest($ids::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'")
+    return {e: (a, ae) for e, a, ae in con.execute(sql, {"ids": event_ids}).fetchall()}
+
+
+def spark_attempt_words(a: dict) -> str:
+    """``task 1.1 in stage 1.0 (TID 5) on 127.0.0.3 executor 1, speculative, success, wrote 000001_1``;
+    a tie from times alone says ``inferred``, a file several attempts could have written says so."""
+    how = ", ".join(w for w in (
+        f"on {a['host']} executor {a['executor']}" if a.get("host") else None,
+        "speculative" if a.get("speculative") else "not speculative",
+        a.get("status") if a.get("end_reason") in (None, "Success") else f"{a.get('status')} ({a['end_reason']})",
+        f"wrote {a['file']}" if a.get("file") else None,
+        f"one of {a['candidates']} attempts that could have" if (a.get("candidates") or 1) > 1 else None,
+        "inferred from times" if a.get("tie") == "inferred" else None) if w)
+    return f"{a['label']} {how}"

@@ -27,7 +27,7 @@ COVERED = {
     "superseded_events": "copies of events rows (already redacted)",
     "sources": "Store.add_source / Store.update_source",
     "rejects": "Store.add_rejects (sample); reason is commitsleuth's own text",
-    "findings": "forensics.analyze through redact_table",
+    "findings": "forensics.analyze through redact_table (detail and actor_objects: every string in the JSON)",
     "schema_version": "migration names (commitsleuth's own text)",
 }
 
@@ -144,6 +144,25 @@ def test_findings_pass_the_layer(cli, tmp_path):
         stored = s.query("SELECT location, summary FROM findings")[1]
     assert stored and all(loc is None or loc == MASK for loc, _ in stored)
     assert not [summ for _, summ in stored for loc in locations if loc in summ]
+
+
+def test_actor_objects_pass_the_layer_and_stay_json(cli, tmp_path):
+    """findings.actor_objects (migration 0018) is JSON: every string in it is redacted, its shape kept."""
+    from commitsleuth.demo import sample_dir
+    from commitsleuth.forensics.analyze import analyze
+
+    db = tmp_path / "a.duckdb"
+    assert cli("ingest", sample_dir(), "--db", db).exit_code == 0
+    with Store(db) as s:
+        analyze(s)
+        before = [json.loads(v) for (v,) in s.query("SELECT actor_objects FROM findings")[1] if v]
+        assert any(o["label"].startswith("attempt_201304111550_") for objs in before for o in objs)
+        add_pattern(r"attempt_201304111550_[0-9_m]+")
+        analyze(s)
+        after = [json.loads(v) for (v,) in s.query("SELECT actor_objects FROM findings")[1] if v]
+    assert len(after) == len(before) and [len(o) for o in after] == [len(o) for o in before]
+    assert "attempt_201304111550_" not in json.dumps(after)
+    assert any(o["label"] == MASK and o["kind"] == "hadoop_attempt" for objs in after for o in objs)
 
 
 def test_detail_stays_valid_json_and_keeps_its_shape():

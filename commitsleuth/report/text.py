@@ -67,6 +67,7 @@ def findings_json(store: Store, findings: list[Finding]) -> str:
                 "table": f.table_name, "location": f.location, "partition": f.partition_spec,
                 "window": [_iso(f.window_start), _iso(f.window_end)],
                 "actors": f.actors,
+                "actor_objects": f.actor_objects or [],
                 "evidence": [
                     {"event_id": e.event_id, "where": e.where, "kind": e.kind, "actor": e.actor, "line": e.raw,
                      "path": e.path}

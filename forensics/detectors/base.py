@@ -32,6 +32,7 @@ class Finding:
     explanation: str | None = None
     remedy: str | None = None
     detail: dict | None = None
+    actor_objects: list[dict] | None = None  # one per actor: {kind, label, …} (forensics/actors.py)
 
 
 class Detector:

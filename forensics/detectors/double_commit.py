@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.storage import DOUBLE_WRITES_SQL
-from commitsleuth.forensics.file_attempts import file_attempts_sql
+from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql, spark_attempt_words
 
 # Three ways one task's output lands twice:
 #  - Hive-named files: a task renamed its file into the output (outside the commit protocol) or
@@ -61,10 +61,10 @@ by_file AS (
                || coalesce(list(st.start_event) FILTER (WHERE st.start_event IS NOT NULL), []))) AS evidence,
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how,
-           list(fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL) AS attempts,
+           {attempts_list} AS attempts,
            list_sort(list(DISTINCT {'attempt': st.attempt_id, 'host': st.start_host, 'container': st.start_container})
                 FILTER (WHERE st.attempt_id IS NOT NULL)) AS ran
-    FROM file_rows r LEFT JOIN file_attempts fa ON fa.event_id = r.event_id
+    FROM file_rows r LEFT JOIN file_ties fa ON fa.event_id = r.event_id
     LEFT JOIN started st ON st.attempt_id = r.attempt_id
     GROUP BY location, partition_spec, file_task
     HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT r.attempt_id) > 1
@@ -111,17 +111,7 @@ SELECT * FROM by_commit
 UNION ALL
 SELECT *, NULL AS attempts, NULL AS ran FROM ({storage})
 ORDER BY location NULLS LAST, partition_spec, task
-""".replace("{file_attempts}", file_attempts_sql("file_rows").strip())
-
-
-def spark_attempt_words(a: dict) -> str:
-    """``task 1.1 in stage 1.0 (TID 5) on 127.0.0.3 executor 1, speculative, success, wrote 000001_1``."""
-    how = ", ".join(w for w in (
-        f"on {a['host']} executor {a['executor']}" if a.get("host") else None,
-        "speculative" if a.get("speculative") else "not speculative",
-        a.get("status") if a.get("end_reason") in (None, "Success") else f"{a.get('status')} ({a['end_reason']})",
-        f"wrote {a['file']}" if a.get("file") else None) if w)
-    return f"{a['label']} {how}"
+""".replace("{file_attempts}", file_attempts_sql("file_rows").strip()).replace("{attempts_list}", ATTEMPTS_LIST)
 
 
 class DoubleCommit(SqlDetector):

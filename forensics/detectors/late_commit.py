@@ -17,7 +17,7 @@ from commitsleuth.forensics.detectors.base import SqlDetector, where
 _SCRATCH = "regexp_extract({p}, '^(.*)/(?:_task_tmp\\.|_tmp\\.)?-ext-[0-9]+(?:\\.moved|\\.intermediate)?(?:/|$)', 1)"
 _SQL = """
 WITH pubs AS (
-    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id,
+    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id,
            coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor,
            {scratch_target} AS scratch
     FROM events
@@ -60,6 +60,14 @@ late AS (
     UNION ALL
     SELECT p.*, 'after the job began removeTempOrDuplicateFiles', d.event_id, d.ts
     FROM pubs p JOIN dedups d ON d.scratch = p.scratch AND p.ts > d.ts
+    UNION ALL  -- Spark names the Hadoop attempt attempt_<ts>_<stage>_m_<index>_<TID> (migration 0018)
+    SELECT p.* EXCLUDE (h), 'after its attempt was killed', a.event_id, a.finished
+    FROM (SELECT *, regexp_extract(attempt_id, '^attempt_[0-9]+_([0-9]+)_m_([0-9]+)_([0-9]+)$',
+                                   ['stage', 'task', 'tid']) AS h FROM pubs WHERE app_id IS NOT NULL) p
+    JOIN spark_task_attempts a
+      ON a.app_id = p.app_id AND a.stage_id = TRY_CAST(p.h.stage AS INTEGER)
+     AND a.task_index = TRY_CAST(p.h.task AS INTEGER) AND a.tid = TRY_CAST(p.h.tid AS BIGINT)
+    WHERE a.status = 'killed' AND p.ts > a.finished
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
        [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,

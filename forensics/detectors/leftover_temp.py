@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector
+from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql
 
 # Only a listing (audit, inventory 'file' events) sees what is left on disk: entries inside
 # _temporary, .spark-staging-<uuid>, .hive-staging_*, _tmp.* or _task_tmp.* layers of a table.
@@ -14,14 +15,15 @@ WITH temp AS (
            END AS temp_dir
     FROM partition_events
     WHERE kind = 'file' AND is_temp AND location IS NOT NULL
-)
+),
+{file_attempts}
 SELECT location, NULL::VARCHAR AS partition_spec, any_value(table_name) AS table_name, temp_dir,
-       [temp_dir] AS actors, list(event_id ORDER BY event_id)[1:20] AS evidence,
-       count(*) AS entries, min(ts) AS t0, max(ts) AS t1
-FROM temp WHERE temp_dir <> ''
+       [temp_dir] AS actors, list(DISTINCT t.event_id ORDER BY t.event_id)[1:20] AS evidence,
+       count(DISTINCT t.event_id) AS entries, min(ts) AS t0, max(ts) AS t1, {attempts_list} AS attempts
+FROM temp t LEFT JOIN file_ties fa ON fa.event_id = t.event_id WHERE temp_dir <> ''
 GROUP BY location, temp_dir
 ORDER BY location, temp_dir
-"""
+""".replace("{file_attempts}", file_attempts_sql("temp").strip()).replace("{attempts_list}", ATTEMPTS_LIST)
 
 
 class LeftoverTemp(SqlDetector):
@@ -42,7 +44,13 @@ class LeftoverTemp(SqlDetector):
     sql = _SQL
 
     def summary(self, row):
-        return f"leftover {row['temp_dir'].rsplit('/', 1)[-1]} with {row['entries']} entries in {row['location']}"
+        left = f"leftover {row['temp_dir'].rsplit('/', 1)[-1]} with {row['entries']} entries in {row['location']}"
+        if row["attempts"]:  # the task attempts whose files they are (forensics/file_attempts.py)
+            left += ", written by " + ", ".join(sorted({a["label"] for a in row["attempts"]}))
+        return left
 
     def detail(self, row):
-        return {"dir": row["temp_dir"], "entries": row["entries"]}
+        d = {"dir": row["temp_dir"], "entries": row["entries"]}
+        if row["attempts"]:
+            d["attempts"] = [dict(a) for a in row["attempts"]]
+        return d

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
+from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql, spark_attempt_words
 
 # A failed or aborted job whose committed output is visible: files of its write-job UUID (Spark)
 # or task commits of its attempts (MapReduce) outside any temp layer, not removed afterwards.
@@ -74,21 +75,25 @@ conf AS (
 agreed AS (
     SELECT CASE WHEN count(DISTINCT algorithm) = 1 THEN any_value(algorithm) END AS algorithm FROM conf
 ),
+{file_attempts},
 grouped AS (
 SELECT location, partition_spec, any_value(table_name) AS table_name, job_key AS job, why,
-       list(DISTINCT coalesce(attempt_id, 'job ' || job_key) ORDER BY coalesce(attempt_id, 'job ' || job_key)) AS actors,
+       list(DISTINCT coalesce(v.attempt_id, fa.attempt_id, 'job ' || job_key)
+            ORDER BY coalesce(v.attempt_id, fa.attempt_id, 'job ' || job_key)) AS actors,
        list(DISTINCT file_name ORDER BY file_name) FILTER (WHERE file_name IS NOT NULL) AS files,
-       list_filter(list(event_id ORDER BY event_id) || [any_value(ref)], lambda x: x IS NOT NULL) AS evidence,
+       list_filter(list(DISTINCT v.event_id ORDER BY v.event_id) || [any_value(ref)]
+                   || list(DISTINCT fa.attempt_event ORDER BY fa.attempt_event), lambda x: x IS NOT NULL) AS evidence,
        min(ts) AS t0, greatest(max(ts), any_value(ref_ts)) AS t1,
-       any_value(app_id) AS app_id
-FROM visible
+       any_value(app_id) AS app_id, {attempts_list} AS attempts
+FROM visible v LEFT JOIN file_ties fa ON fa.event_id = v.event_id
 GROUP BY location, partition_spec, job_key, why
 )
 SELECT g.* EXCLUDE (app_id),
        coalesce(c.algorithm, CASE WHEN g.app_id IS NULL THEN (SELECT algorithm FROM agreed) END) AS algorithm
 FROM grouped g LEFT JOIN conf c ON c.app_id = g.app_id
 ORDER BY location, partition_spec, job
-""".format(temp_s_p=in_temp_layer("s.p"))
+""".format(temp_s_p=in_temp_layer("s.p"), file_attempts=file_attempts_sql("visible").strip(),
+           attempts_list=ATTEMPTS_LIST)
 
 
 class PartialOutput(SqlDetector):
@@ -113,12 +118,18 @@ class PartialOutput(SqlDetector):
         files = row["files"] or []
         what = f"{len(files)} file{'s' if len(files) != 1 else ''}" if files else "committed task output"
         algo = f" (committer algorithm v{row['algorithm']})" if row["algorithm"] else ""
+        # Spark: the attempts that wrote those files (forensics/file_attempts.py)
+        by = "; written by " + "; ".join(spark_attempt_words(a) for a in row["attempts"]) if row["attempts"] else ""
         if row["why"] == "unmarked":
             return (
                 f"write job {row['job']} left {what} in {where(row)} and never wrote _SUCCESS after "
-                f"them: it did not commit{algo}"
+                f"them: it did not commit{algo}{by}"
             )
-        return f"failed job {row['job']} left {what} in {where(row)}{algo}"
+        return f"failed job {row['job']} left {what} in {where(row)}{algo}{by}"
 
     def detail(self, row):
-        return {"job": row["job"], "committed": False, "evidence": row["why"], "files": list(row["files"] or []), "algorithm": row["algorithm"]}
+        d = {"job": row["job"], "committed": False, "evidence": row["why"], "files": list(row["files"] or []),
+             "algorithm": row["algorithm"]}
+        if row["attempts"]:
+            d["attempts"] = [dict(a) for a in row["attempts"]]
+        return d

@@ -1,0 +1,155 @@
+"""Who a finding names, as objects a machine can read (``analyze --format json``: ``actor_objects``).
+
+A finding's ``actors`` are labels (today's text). Each becomes ``{"kind", "label", …}``, one per
+label, in the same order, resolved from the finding's own evidence events:
+
+- ``spark_attempt``: a Spark task attempt (the ``spark_task_attempts`` view of migration 0018):
+  application, job, SQL execution, stage and stage attempt, task index, attempt number, TID,
+  executor, host, speculative flag, end status and reason; and the file it published when the
+  detector tied one (CS101's ``detail.attempts``);
+- ``hadoop_attempt``: a MapReduce/Tez attempt id with its job, task and attempt number;
+- ``storage_principal``: who a storage record (HDFS audit, S3 access log) names: user, proxy,
+  client address, and the query/attempt/application of its caller context;
+- ``hive_thread``: a Hive/HiveServer2 thread and the query it ran (``thread``, ``query_id``);
+- ``query``, ``application``, ``file``, ``job``; anything else is a ``name``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from commitsleuth.forensics.detectors.base import Finding
+from commitsleuth.forensics.file_attempts import SPARK_ATTEMPT_STRUCT
+from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
+
+_EVENTS_SQL = """
+SELECT e.event_id, e.attempt_id, e.thread, e.query_id, e.app_id, e.job_id, e.host,
+       e.detail->>'storage' AS storage, e.detail->>'user' AS user, e.detail->>'proxy' AS proxy,
+       e.detail->>'ip' AS ip,
+       coalesce(e.query_id, (SELECT arg_max(q.query_id, q.ts) FROM events q
+                             WHERE q.kind = 'query_start' AND q.source_id = e.source_id
+                               AND q.thread = e.thread AND q.ts <= e.ts)) AS thread_query
+FROM events e WHERE e.event_id IN (SELECT unnest(?::BIGINT[]))
+ORDER BY e.event_id
+"""
+
+_SPARK_SQL = f"""
+SELECT a.app_id, a.label, {SPARK_ATTEMPT_STRUCT} AS who
+FROM spark_task_attempts a
+WHERE a.label IN (SELECT unnest(?::VARCHAR[])) AND a.app_id IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+# Storage records whose caller context names a Spark attempt, and files in a Hadoop attempt dir:
+# the attempt they were tied to (the file_attempts view, one candidate only).
+_TIES_SQL = f"""
+SELECT t.event_id, {SPARK_ATTEMPT_STRUCT} AS who
+FROM file_attempts t JOIN spark_task_attempts a ON a.event_id = t.attempt_event
+WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'
+"""
+
+# A Hadoop attempt id Spark made (attempt_<ts>_<stage>_m_<index>_<TID>): that Spark attempt.
+_SPARK_HADOOP_SQL = f"""
+SELECT a.app_id, a.stage_id, a.task_index, a.tid, {SPARK_ATTEMPT_STRUCT} AS who
+FROM spark_task_attempts a WHERE a.app_id IN (SELECT unnest(?::VARCHAR[]))
+  AND a.tid IN (SELECT unnest(?::BIGINT[]))
+"""
+
+_PATH = re.compile(r"^(?:[A-Za-z][\w+.-]*:/|/)\S*$")  # a temp dir (CS109)
+_SPEC = re.compile(r"^[^=/\s]+=[^/\s]*(?:/[^=/\s]+=[^/\s]*)*$")  # a partition (CS110)
+_PREFIXES = (("file ", "file", "file"), ("job ", "job", "job_id"))
+
+
+def _storage(label: str, e: dict) -> dict:
+    out = {"kind": "storage_principal", "label": label, "user": e["user"], "proxy": e["proxy"],
+           "ip": e["ip"], "storage": e["storage"]}
+    for key in ("query_id", "attempt_id", "app_id"):
+        if e[key]:
+            out[key] = e[key]
+    return out
+
+
+def _hadoop(label: str) -> dict:
+    f = attempt_fields(label)
+    return {"kind": "hadoop_attempt", "label": label, "job": f.get("job_id"), "task": f.get("task_id"),
+            "attempt": f.get("attempt_no")}
+
+
+def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
+            hadoop: dict | None = None) -> dict:
+    """The object for one label, from the finding's evidence events (``events``), the Spark
+    attempts of their applications (``spark``: (app, label) -> fields), what the detector
+    already named (``named``: label -> fields), the Spark attempts evidence events were tied to
+    (``tied``: event id -> fields) and Spark attempts by (app, stage, index, TID) (``hadoop``)."""
+    tied, hadoop = tied or {}, hadoop or {}
+    if label in named:
+        return {"kind": "spark_attempt", **named[label], "label": label}
+    for e in events:
+        if label == e["attempt_id"] and e["event_id"] in tied:  # a caller context's Spark attempt
+            out = {**tied[e["event_id"]], "label": label, "spark_label": tied[e["event_id"]]["label"]}
+            if e["storage"]:
+                out.update({k: v for k, v in _storage(label, e).items() if k not in ("kind", "label")})
+            return out
+    for e in events:
+        if label in (e["attempt_id"], e["thread"], e["query_id"]) and e["storage"]:
+            return _storage(label, e)
+    m = ATTEMPT_RE.fullmatch(label)
+    if m:
+        for e in events:
+            key = (e["app_id"], int(m["job"]), int(m["task"]), int(m["attempt"]))
+            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number
+                return {**hadoop[key], "label": label, "spark_label": hadoop[key]["label"]}
+    for e in events:
+        if (e["app_id"], label) in spark:
+            return dict(spark[(e["app_id"], label)])
+    apps = {a for a, lb in spark if lb == label}
+    if len(apps) == 1:
+        return dict(spark[(apps.pop(), label)])
+    if label.startswith("attempt_") and "attempt_no" in attempt_fields(label):
+        return _hadoop(label)
+    for e in events:
+        if label == e["thread"] or (label == e["query_id"] and e["thread"]):
+            return {"kind": "hive_thread", "label": label, "thread": e["thread"],
+                    "query_id": e["query_id"] or e["thread_query"]}
+    for e in events:
+        if label == e["query_id"]:
+            return {"kind": "query", "label": label, "query_id": label, "app_id": e["app_id"]}
+        if label == e["app_id"]:
+            return {"kind": "application", "label": label, "app_id": label}
+    for prefix, kind, key in _PREFIXES:
+        if label.startswith(prefix):
+            return {"kind": kind, "label": label, key: label[len(prefix):]}
+    if _PATH.match(label):
+        return {"kind": "path", "label": label, "path": label}
+    if _SPEC.match(label):
+        return {"kind": "partition", "label": label, "partition": label}
+    return {"kind": "name", "label": label}
+
+
+def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
+    """For each finding, one object per actor label (same order as ``actors``)."""
+    ids = sorted({i for f in findings for i in f.evidence})
+    cur = con.execute(_EVENTS_SQL, [ids]) if ids else None
+    cols = [c[0] for c in cur.description] if cur else []
+    by_id = {r[0]: dict(zip(cols, r)) for r in cur.fetchall()} if cur else {}
+    labels = sorted({a for f in findings for a in f.actors})
+    apps = sorted({e["app_id"] for e in by_id.values() if e["app_id"]})
+    spark = {}
+    if labels and apps:
+        spark = {(app, label): who for app, label, who in con.execute(_SPARK_SQL, [labels, apps]).fetchall()}
+    tied = dict(con.execute(_TIES_SQL, [ids]).fetchall()) if ids else {}
+    tids = sorted({int(m["attempt"]) for a in labels for m in [ATTEMPT_RE.fullmatch(a)] if m})
+    hadoop = {}
+    if tids and apps:
+        hadoop = {(app, stage, index, tid): who
+                  for app, stage, index, tid, who in con.execute(_SPARK_HADOOP_SQL, [apps, tids]).fetchall()}
+    out = []
+    for f in findings:
+        events = [by_id[i] for i in f.evidence if i in by_id]
+        named = {a["label"]: a for a in (f.detail or {}).get("attempts") or [] if isinstance(a, dict)}
+        out.append([resolve(a, events, spark, named, tied, hadoop) for a in f.actors])
+    return out
+
+
+def dumps(objects: list[dict]) -> str:
+    return json.dumps(objects, default=str)
