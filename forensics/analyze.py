@@ -69,9 +69,14 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     with prepared(store):
         for det in detectors:
             findings.extend(det.run(store.con))
-    findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
+    findings = ordered(findings)
     _save(store, findings)
     return findings
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
+    """Findings in report order: most severe first, then by code, location and partition."""
+    return sorted(findings, key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
 
 
 def _save(store: Store, findings: list[Finding]) -> None:
