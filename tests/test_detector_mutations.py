@@ -1,4 +1,4 @@
-"""Every condition of CS101, CS103 and CS104 is needed: removing or negating it fails a case.
+"""Every condition of CS101, CS103, CS104 and CS111 is needed: removing or negating it fails a case.
 
 Each mutation replaces one exact fragment of a detector's SQL (or of a view it reads) and runs
 that detector's YAML cases (forensics/detectors/cases/*.yml) over stores loaded once; at least
@@ -22,7 +22,7 @@ from commitsleuth.store import Store
 
 from test_detector_cases import cases_of, check, load_case
 
-CODES = ("CS101", "CS103", "CS104")
+CODES = ("CS101", "CS103", "CS104", "CS111")
 
 # CS101's storage arm from its key to its HAVING (the key is both selected and grouped on)
 _SQL = storage.DOUBLE_WRITES_SQL
@@ -169,6 +169,28 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS104", "WHERE NOT EXISTS (SELECT 1 FROM by_name n WHERE n.table_name = b.table_name\n                  AND n.partition_spec = b.partition_spec)", ""),
     ("CS104", "WHERE n.table_name = b.table_name\n", "WHERE true\n"),
     ("CS104", "AND n.partition_spec = b.partition_spec)", ")"),
+    # --- CS111 manifest-mismatch: which markers are manifests ---
+    ("CS111", "WHERE kind = 'file' AND file_name = '_SUCCESS'", "WHERE kind <> 'file' AND file_name = '_SUCCESS'"),  # negated
+    ("CS111", "AND file_name = '_SUCCESS' AND location", "AND file_name <> '_SUCCESS' AND location"),  # negated
+    ("CS111", "AND location IS NOT NULL\n      AND json_array_length", "AND location IS NULL\n      AND json_array_length"),  # negated
+    ("CS111", "AND json_array_length(detail->'manifest'->'filenames') > 0", ""),
+    ("CS111", "AND coalesce(detail->'manifest'->>'success', 'true') <> 'false'", ""),
+    # the files of the same listing, data files only, paths without scheme and authority
+    ("CS111", "regexp_replace(unnest(names), '^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?', '')", "unnest(names)"),
+    ("CS111", "regexp_replace(f.path, '^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?', '')", "f.path"),
+    ("CS111", "ON f.source_id IS NOT DISTINCT FROM m.source_id AND", "ON true AND"),
+    ("CS111", "AND f.location = m.location\n", "\n"),
+    ("CS111", "WHERE f.kind = 'file'  --", "WHERE f.kind <> 'file'  --"),  # negated
+    ("CS111", "AND NOT starts_with(f.file_name, '_')", ""),
+    ("CS111", "AND NOT starts_with(f.file_name, '.')", ""),
+    ("CS111", "AND NOT regexp_matches(coalesce(f.path, ''),", "AND NOT regexp_matches('',"),
+    # extra, missing and what makes a finding
+    ("CS111", "WHERE len(m.names) < 100", "WHERE true"),
+    ("CS111", "AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.manifest_id = d.manifest_id AND l.key = d.key)", ""),
+    ("CS111", "WHERE NOT EXISTS (SELECT 1 FROM on_disk d WHERE d.manifest_id = l.manifest_id AND d.key = l.key)", ""),
+    ("CS111", "WHERE j.extra IS NOT NULL OR j.missing IS NOT NULL", ""),
+    ("CS111", "CASE WHEN j.missing IS NOT NULL THEN 'critical' END", "NULL"),
+    ("CS111", "CASE WHEN j.missing IS NOT NULL THEN 'critical' END", "'critical'"),
 ]
 
 
