@@ -1,11 +1,12 @@
-"""Every condition of CS101, CS103, CS104 and CS111 is needed: removing or negating it fails a case.
+"""Every condition of CS101, CS103, CS104 and CS111 (and of the storage queries CS103 shares with
+CS107) is needed: removing or negating it fails a case.
 
-Each mutation replaces one exact fragment of a detector's SQL (or of a view it reads) and runs
-that detector's YAML cases (forensics/detectors/cases/*.yml) over stores loaded once; at least
-one case must fail. A mutation whose SQL no longer runs is an error, not a kill. Conditions that
-only narrow rows early for speed (the result is the same without them) are negated instead of
-removed: negated, they must lose a finding. ``--kills`` style output: run with ``-s -q`` to see
-which cases kill each mutation.
+Each mutation replaces one exact fragment of a detector's SQL (or of a query of
+forensics/storage.py) and runs the YAML cases (forensics/detectors/cases/*.yml) of the detectors
+that use it over stores loaded once; at least one case must fail. A mutation whose SQL no longer
+runs is an error, not a kill. Conditions that only narrow rows early (the result is the same
+without them, by construction) are negated instead of removed: negated, they must lose a finding.
+Run with ``-s`` to see which cases kill each mutation.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from commitsleuth.store import Store
 
 from test_detector_cases import cases_of, check, load_case
 
-CODES = ("CS101", "CS103", "CS104", "CS111")
+CODES = ("CS101", "CS103", "CS104", "CS107", "CS111")
+# a module constant of forensics/storage.py is run by the detectors that call storage.annotate
+STORAGE_USERS = ("CS103", "CS107")
 
 # CS101's storage arm from its key to its HAVING (the key is both selected and grouped on)
 _SQL = storage.DOUBLE_WRITES_SQL
@@ -32,7 +35,7 @@ _SQL = next(d for d in DETECTORS if d.code == "CS104").sql
 _BY_NAME = _SQL[_SQL.index("by_name AS ("):_SQL.index("HAVING count(*) > 1")]
 
 # (target, exact fragment, replacement). target: a detector code (its ``sql``) or
-# ``view:<name>`` (the view's definition as DuckDB keeps it).
+# ``storage.<NAME>`` (a query of forensics/storage.py the storage-aware detectors run).
 MUTATIONS: list[tuple[str, str, str]] = [
     # --- CS101 double-commit: removals cancel a file ---
     ("CS101", "kind IN ('dedup_remove', 'delete') AND file_name", "kind IN ('dedup_remove') AND file_name"),
@@ -191,6 +194,20 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS111", "WHERE j.extra IS NOT NULL OR j.missing IS NOT NULL", ""),
     ("CS111", "CASE WHEN j.missing IS NOT NULL THEN 'critical' END", "NULL"),
     ("CS111", "CASE WHEN j.missing IS NOT NULL THEN 'critical' END", "'critical'"),
+    # --- forensics/storage.py, shared by CS103 and CS107: who deleted it, can the trash restore it ---
+    ("storage.DELETES_SQL", "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND",
+     "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
+    ("storage.DELETES_SQL", "AND kind = 'delete' AND", "AND"),
+    ("storage.DELETES_SQL", """AND detail LIKE '%"storage":%'""", ""),
+    ("storage.EMPTIED_SQL", "WHERE d.ts >= $ts AND", "WHERE"),
+    ("storage.EMPTIED_SQL", """AND d.detail LIKE '%"cmd": "delete"%'""", ""),
+    ("storage.EMPTIED_SQL", "AND (starts_with($trash, d.path || '/') OR", "AND (false OR"),
+    ("storage.EMPTIED_SQL", "starts_with($trash, d.path || '/')", "starts_with($trash, d.path)"),
+    ("storage.EMPTIED_SQL", "OR d.path = $trash", "OR false"),
+    ("storage.EMPTIED_SQL", "WHERE c.path = $current AND", "WHERE (c.path = $current OR true) AND"),
+    ("storage.EMPTIED_SQL", "AND c.target_path = d.path AND", "AND"),
+    ("storage.EMPTIED_SQL", "AND c.ts >= $ts AND", "AND"),
+    ("storage.EMPTIED_SQL", "AND c.ts <= d.ts)", ")"),
 ]
 
 
@@ -229,17 +246,28 @@ def _kills(code: str, stores: list) -> list[str]:
     return kills
 
 
+def _text(target: str) -> str:
+    if target.startswith("storage."):
+        return getattr(storage, target.split(".", 1)[1])
+    return _detector(target).sql
+
+
 def test_every_fragment_occurs_once():
     for target, fragment, _ in MUTATIONS:
-        assert _detector(target).sql.count(fragment) == 1, (target, fragment)
+        assert _text(target).count(fragment) == 1, (target, fragment)
 
 
 @pytest.mark.parametrize("target,fragment,replacement", MUTATIONS,
                          ids=[f"{t}: {f.strip()[:60]} -> {r.strip()[:30]}" for t, f, r in MUTATIONS])
 def test_mutation_is_killed(loaded, monkeypatch, target, fragment, replacement):
-    det = _detector(target)
-    assert det.sql.count(fragment) == 1, fragment
-    monkeypatch.setattr(det, "sql", det.sql.replace(fragment, replacement))
-    kills = _kills(target, loaded[target])
+    text = _text(target)
+    assert text.count(fragment) == 1, fragment
+    if target.startswith("storage."):
+        monkeypatch.setattr(storage, target.split(".", 1)[1], text.replace(fragment, replacement))
+        codes = STORAGE_USERS
+    else:
+        monkeypatch.setattr(_detector(target), "sql", text.replace(fragment, replacement))
+        codes = (target,)
+    kills = [k for code in codes for k in _kills(code, loaded[code])]
     print(f"\n{target}: {fragment.strip()!r} -> {replacement.strip()!r}: killed by {kills}")
-    assert kills, f"no case of {target} fails without {fragment!r}"
+    assert kills, f"no case of {codes} fails without {fragment!r}"
