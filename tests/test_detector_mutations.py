@@ -190,6 +190,10 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS111", "AND NOT regexp_matches(coalesce(f.path, ''),", "AND NOT regexp_matches('',"),
     # extra, missing and what makes a finding
     ("CS111", "WHERE len(m.names) < 100", "WHERE true"),
+    ("CS111", "AND (d.ts > m.ts\n", "AND (false\n"),
+    ("CS111", "OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))", ")"),
+    ("CS111", "AND (d.ts > m.ts\n           OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))", ""),
+    ("CS111", "WHERE c.manifest_id = d.manifest_id))", "))"),
     ("CS111", "AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.manifest_id = d.manifest_id AND l.key = d.key)", ""),
     ("CS111", "WHERE NOT EXISTS (SELECT 1 FROM on_disk d WHERE d.manifest_id = l.manifest_id AND d.key = l.key)", ""),
     ("CS111", "WHERE j.extra IS NOT NULL OR j.missing IS NOT NULL", ""),

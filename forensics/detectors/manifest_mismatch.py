@@ -11,6 +11,9 @@ from commitsleuth.forensics.success_manifest import FILE_LIMIT
 # committer the destination URI). Files readers skip (names starting with _ or ., Hadoop's
 # hidden-file rule) and temp layers (CS109's business) are not data files. A list of
 # FILE_LIMIT names may be cut by the committer: then files it does not name are not judged.
+# An unlisted file is extra when it was written after the commit (the marker's time) or belongs
+# to the committed write job (its part-NNNNN-<uuid> name): older files of other write jobs are
+# earlier appends (an append's manifest lists only its own files; CS108 sees several jobs).
 _SQL = """
 WITH manifests AS (
     SELECT event_id, source_id, ts, location, path,
@@ -26,17 +29,23 @@ listed AS (
     FROM manifests
 ),
 on_disk AS (
-    SELECT m.event_id AS manifest_id, f.event_id, f.ts, f.file_name,
+    SELECT m.event_id AS manifest_id, f.event_id, f.ts, f.file_name, f.write_uuid,
            regexp_replace(f.path, '{scheme}', '') AS key
     FROM manifests m JOIN events f ON f.source_id IS NOT DISTINCT FROM m.source_id AND f.location = m.location
     WHERE f.kind = 'file'  -- a directory entry has no file name: starts_with(NULL) keeps it out
       AND NOT starts_with(f.file_name, '_') AND NOT starts_with(f.file_name, '.')
       AND NOT {temp}
 ),
-extra AS (  -- on disk, not in the manifest (only where its list is whole)
+committed AS (  -- the listed files found on disk: their write jobs are the committed job's
+    SELECT d.manifest_id, d.write_uuid FROM on_disk d
+    SEMI JOIN listed l ON l.manifest_id = d.manifest_id AND l.key = d.key
+),
+extra AS (  -- on disk, not in the manifest (only where its list is whole), and the commit's business
     SELECT d.* FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
     WHERE len(m.names) < {limit}
       AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.manifest_id = d.manifest_id AND l.key = d.key)
+      AND (d.ts > m.ts
+           OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))
 ),
 missing AS (  -- in the manifest, not on disk
     SELECT l.* FROM listed l
