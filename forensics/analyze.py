@@ -85,9 +85,14 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
         spark = [o for o in objects if o["kind"] == "spark_attempt"]
         if spark and not (f.detail or {}).get("attempts"):  # every finding names its Spark attempts
             f.detail = {**(f.detail or {}), "attempts": spark}
-    findings.sort(key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
+    findings = ordered(findings)
     _save(store, findings)
     return findings
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
+    """Findings in report order: most severe first, then by code, location and partition."""
+    return sorted(findings, key=lambda f: (-severity_rank(f.severity), f.code, f.location or "", f.partition_spec or ""))
 
 
 def _save(store: Store, findings: list[Finding]) -> None:

@@ -22,6 +22,7 @@ from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import Finding
 from commitsleuth.forensics.paths import enrich
+from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
 from commitsleuth.store import Store
 
@@ -38,6 +39,7 @@ class Entry:
     is_dir: bool
     size: int | None
     mtime: dt.datetime | None
+    manifest: dict | str | None = None  # a committer's _SUCCESS manifest, read
 
 
 def walk_local(root: str) -> Iterator[Entry]:
@@ -58,7 +60,7 @@ def walk_local(root: str) -> Iterator[Entry]:
                 subparts = subparts or bool(_PART_DIR.match(e.name))
             else:
                 st = e.stat(follow_symlinks=False)
-                yield Entry(e.path, False, st.st_size, _mtime(st.st_mtime))
+                yield Entry(e.path, False, st.st_size, _mtime(st.st_mtime), _local_manifest(e.path, e.name, st.st_size))
         if top != root and _PART_DIR.match(os.path.basename(top)) and not subparts:
             yield Entry(top, True, None, _mtime(os.stat(top).st_mtime))
 
@@ -83,7 +85,8 @@ def walk_hadoop(uri: str, spark) -> Iterator[Entry]:
                     yield Entry(st.getPath().toString(), True, None, _mtime(st.getModificationTime() / 1000))
                 subparts = subparts or bool(_PART_DIR.match(name))
             else:
-                yield Entry(st.getPath().toString(), False, st.getLen(), _mtime(st.getModificationTime() / 1000))
+                manifest = read_hadoop_manifest(jvm, fs, st) if name == "_SUCCESS" and st.getLen() > 0 else None
+                yield Entry(st.getPath().toString(), False, st.getLen(), _mtime(st.getModificationTime() / 1000), manifest)
         if top != root and _PART_DIR.match(top.getName()) and not subparts:
             yield Entry(top.toString(), True, None, _mtime(fs.getFileStatus(top).getModificationTime() / 1000))
 
@@ -101,7 +104,7 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
     written = 0
     for entry in entries:
         ev = Event("file", ts=entry.mtime, source_id=sid, path=entry.path, size=entry.size,
-                   detail={"dir": True} if entry.is_dir else None)
+                   detail={"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None)
         batch.append(enrich(ev))
         if len(batch) >= BATCH:
             written += store.write_events(batch)
@@ -144,6 +147,18 @@ def _spark_session():
     except ImportError:  # pragma: no cover - pyspark is a dependency
         raise InputError("listing a Hadoop FileSystem URI needs pyspark") from None
     return SparkSession.builder.appName("commitsleuth-audit").config("spark.ui.enabled", "false").getOrCreate()
+
+
+def _local_manifest(path: str, name: str, size: int) -> dict | str | None:
+    if name != "_SUCCESS" or size == 0:
+        return None  # FileOutputCommitter's marker is empty
+    if size > MAX_BYTES:
+        return f"not read: {size} bytes"
+    try:
+        with open(path, "rb") as fh:
+            return read_manifest(fh.read(MAX_BYTES + 1))
+    except OSError as exc:
+        return f"not read: {exc.strerror or exc}"
 
 
 def _mtime(seconds: float) -> dt.datetime:

@@ -26,7 +26,7 @@ GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)
 HAVING count(DISTINCT attempt_id) > 1
 """
 
-_DELETES_SQL = """
+DELETES_SQL = """
 SELECT event_id, ts, path, query_id, job_id, attempt_id, app_id, detail FROM events
 WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND kind = 'delete' AND detail LIKE '%"storage":%'
 ORDER BY ts, event_id
@@ -34,7 +34,7 @@ ORDER BY ts, event_id
 
 # After a trash move: a delete of the moved path or of a directory above it, or of the checkpoint
 # the trash emptier renamed .Trash/Current to after the move, empties it.
-_EMPTIED_SQL = """
+EMPTIED_SQL = """
 SELECT d.ts, d.path FROM events d
 WHERE d.ts >= $ts AND d.detail LIKE '%"cmd": "delete"%'
   AND (starts_with($trash, d.path || '/') OR d.path = $trash
@@ -74,7 +74,7 @@ def recovery(con, ts, trash: str | None, storage: str) -> tuple[bool, str]:
     current = trash[: trash.index("/.Trash/") + len("/.Trash/")] + "Current"
     if not trash.startswith(current + "/"):
         current = None  # not in Current: no checkpoint takes it
-    row = con.execute(_EMPTIED_SQL, {"ts": ts, "trash": trash, "current": current}).fetchone()
+    row = con.execute(EMPTIED_SQL, {"ts": ts, "trash": trash, "current": current}).fetchone()
     if row:
         return False, f"moved to {trash}, but the trash was emptied ({row[1]} deleted at {row[0]})"
     return True, f"recoverable from the trash: {trash}"
@@ -85,7 +85,7 @@ def annotate(con, findings: list[Finding]) -> list[Finding]:
     for f in findings:
         if not f.evidence:
             continue
-        cur = con.execute(_DELETES_SQL, [list(f.evidence)])
+        cur = con.execute(DELETES_SQL, [list(f.evidence)])
         cols = [c[0] for c in cur.description]
         said = []
         for values in cur.fetchall():

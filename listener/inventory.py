@@ -11,14 +11,13 @@ partition, write-job UUID and the task/attempt in the name. Leftovers of an unfi
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 from commitsleuth.forensics.paths import enrich
+from commitsleuth.forensics.success_manifest import read_hadoop_manifest
 from commitsleuth.parsers.spark_plan import normalize_path
 from commitsleuth.model import Event
 
 MAX_FILES = 100_000
-_MANIFEST_BYTES = 1 << 20
 
 
 def leftover(path: str) -> str | None:
@@ -74,19 +73,7 @@ class Lister:
 
     def _manifest(self, fs, status) -> dict | str:
         """A committer's JSON ``_SUCCESS`` manifest (committer, files, job id), or why not."""
-        if status.getLen() > _MANIFEST_BYTES:
-            return f"not read: {status.getLen()} bytes"
-        stream = fs.open(status.getPath())
-        try:
-            data = bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-        finally:
-            stream.close()
-        try:
-            doc = json.loads(data.decode("utf-8"))
-        except ValueError:
-            return "not JSON"
-        keep = ("name", "committer", "jobId", "jobIdSource", "timestamp", "hostname", "success", "filenames")
-        return {k: doc[k] for k in keep if k in doc} if isinstance(doc, dict) else "not an object"
+        return read_hadoop_manifest(self.jvm, fs, status)
 
 
 def _manifest_commit(manifest, marker: Event) -> Event | None:

@@ -34,11 +34,12 @@ def scenario(name: str) -> dict:
     return yaml.safe_load(SCENARIOS_DIR.joinpath(f"{name}.yml").read_text(encoding="utf-8"))
 
 
-def _cases():
+def cases_of(code: str | None = None):
+    """``(code, case)`` for every YAML case (of one detector when ``code`` is given)."""
     for entry in sorted(CASES_DIR.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yml"):
             doc = yaml.safe_load(entry.read_text(encoding="utf-8"))
-            for case in doc["cases"]:
+            for case in doc["cases"] if code in (None, doc["code"]) else ():
                 yield pytest.param(doc["code"], case, id=f"{entry.name[:-4]}: {case['name']}")
 
 
@@ -85,27 +86,31 @@ def test_every_detector_has_cases():
         assert any(c["expect"] for c in doc["cases"]) and any(not c["expect"] for c in doc["cases"]), doc["code"]
 
 
-@pytest.mark.parametrize("code,case", list(_cases()))
+def check(store: Store, logs: Path, labels: dict[int, str], case: dict, findings: list) -> None:
+    """Assert a case's ``expect`` of its detector's ``findings`` (in report order)."""
+    expected = case["expect"]
+    assert len(findings) == len(expected), [f.summary for f in findings]
+    for f, exp in zip(findings, expected):
+        for key, attr in (("partition", "partition_spec"), ("location", "location"),
+                          ("table", "table_name"), ("actors", "actors"), ("severity", "severity")):
+            if key in exp:
+                assert getattr(f, attr) == exp[key], (key, f.summary)
+        if "summary" in exp:
+            assert exp["summary"] in f.summary
+        for key, value in exp.get("detail", {}).items():
+            assert f.detail.get(key) == value, (key, f.summary)
+        if "evidence" in exp:
+            where = [
+                labels.get(e.event_id) or f"{Path(e.uri).relative_to(logs)}:{e.line_no}"
+                for e in evidence(store, f.evidence)
+            ]
+            assert where == exp["evidence"]
+        assert f.remedy and f.explanation
+
+
+@pytest.mark.parametrize("code,case", list(cases_of()))
 def test_case(tmp_path: Path, code: str, case: dict):
     logs = tmp_path / "logs"
     with Store(tmp_path / "cases.duckdb") as store:
         labels = load_case(store, logs, case)
-        findings = analyze(store, [code])
-        expected = case["expect"]
-        assert len(findings) == len(expected), [f.summary for f in findings]
-        for f, exp in zip(findings, expected):
-            for key, attr in (("partition", "partition_spec"), ("location", "location"),
-                              ("table", "table_name"), ("actors", "actors"), ("severity", "severity")):
-                if key in exp:
-                    assert getattr(f, attr) == exp[key], (key, f.summary)
-            if "summary" in exp:
-                assert exp["summary"] in f.summary
-            for key, value in exp.get("detail", {}).items():
-                assert f.detail.get(key) == value, (key, f.summary)
-            if "evidence" in exp:
-                where = [
-                    labels.get(e.event_id) or f"{Path(e.uri).relative_to(logs)}:{e.line_no}"
-                    for e in evidence(store, f.evidence)
-                ]
-                assert where == exp["evidence"]
-            assert f.remedy and f.explanation
+        check(store, logs, labels, case, analyze(store, [code]))

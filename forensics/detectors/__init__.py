@@ -6,6 +6,7 @@ from commitsleuth.forensics.detectors.double_commit import DoubleCommit
 from commitsleuth.forensics.detectors.empty_partition import EmptyPartition
 from commitsleuth.forensics.detectors.late_commit import LateCommit
 from commitsleuth.forensics.detectors.leftover_temp import LeftoverTemp
+from commitsleuth.forensics.detectors.manifest_mismatch import ManifestMismatch
 from commitsleuth.forensics.detectors.metastore_mismatch import MetastoreMismatch
 from commitsleuth.forensics.detectors.multiple_writers import MultipleWriters
 from commitsleuth.forensics.detectors.partial_output import PartialOutput
@@ -21,6 +22,7 @@ DETECTORS: tuple[type[Detector], ...] = (
     DedupKeptWrong,
     MetastoreMismatch,
     MultipleWriters,
+    ManifestMismatch,
     LeftoverTemp,
     EmptyPartition,
 )

@@ -8,8 +8,9 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 
 # LOAD DATA … INTO (no OVERWRITE) moves the source file into the partition under its own name;
 # a file of that name already there is replaced. Two loads of one file name into one partition
-# are that. Sources in Hive/Spark staging dirs (INSERT's -ext-10000, .hive-staging) are not
-# user files and are left out.
+# are that; an unpartitioned table's loads too (Hive.copyFiles moves files for loadTable and
+# loadPartition alike). Sources in Hive/Spark staging dirs (INSERT's -ext-10000, .hive-staging)
+# are not user files and are left out.
 # Where the log names no source file (the console, a directory loaded, Hive 0.x without
 # threads), StatsTask's lines still tell: a LOAD INTO after which the partition's num_files did
 # not grow while its total_size changed replaced a file. That is inferred, so stated as medium
@@ -30,8 +31,7 @@ loads AS (
     FROM partition_events l
     ASOF LEFT JOIN queries q
       ON q.source_id = l.source_id AND q.thread = coalesce(l.thread, '') AND l.ts >= q.ts
-    WHERE l.kind = 'load' AND l.part_spec IS NOT NULL
-      AND coalesce(l.part_location, l.part_table) IS NOT NULL
+    WHERE l.kind = 'load' AND coalesce(l.part_location, l.part_table) IS NOT NULL
       AND NOT {temp_path}
 ),
 by_name AS (  -- two loads of one file name into one partition
