@@ -14,6 +14,7 @@ into a fresh DuckDB store, and samples the peak memory of the ingest and its wor
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import random
 import resource
@@ -84,6 +85,9 @@ def generate(path: Path, size: int, seed: int = 4) -> None:
             written += len(block)
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
 def peak_rss(pid: int, stop: threading.Event, result: list) -> None:
     """Peak of the summed resident memory of ``pid`` and its descendants, sampled."""
     peak = 0
@@ -113,9 +117,28 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def reap_orphans() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux): a process that outlives
+    its parent (the ingest's fork server ends just after the ingest) is then waited for here,
+    and its CPU time, with its children's, counts in ``RUSAGE_CHILDREN``."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def wait_orphans() -> None:
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def timed(cmd: list[str], **kw) -> tuple[float, float, subprocess.CompletedProcess, int]:
-    """Wall seconds, CPU seconds (user+sys of the command and every process it waited for),
-    the finished process, peak summed RSS."""
+    """Wall seconds, CPU seconds (user+sys of the command and every process it started, orphans
+    included), the finished process, peak summed RSS."""
+    reap_orphans()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
@@ -124,6 +147,7 @@ def timed(cmd: list[str], **kw) -> tuple[float, float, subprocess.CompletedProce
     sampler.start()
     out, err = proc.communicate()
     elapsed = time.perf_counter() - start
+    wait_orphans()
     stop.set()
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

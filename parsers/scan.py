@@ -92,8 +92,6 @@ class BlockScanner:
     def feed(self, offset: int, data: bytes) -> Iterator[Event]:
         if not data:
             return
-        n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        self.stats.lines += n_lines
         binary = self._binary_lines(data) if b"\x00" in data else frozenset()
         if not data.isascii():
             self._count_invalid(data)
@@ -122,6 +120,9 @@ class BlockScanner:
             pos, done = yield from self._walk(data, end + 1, line_no + 1, binary)
             if not done:
                 break  # the record runs into the next block
+        # every byte is counted once: up to the hits above, then the rest of the block
+        n_lines = line_no - base_line + data.count(b"\n", line_at) + (0 if data.endswith(b"\n") else 1)
+        self.stats.lines += n_lines
         self.line_no = base_line + n_lines
 
     def feed_continuation(self, offset: int, data: bytes) -> Iterator[Event]:

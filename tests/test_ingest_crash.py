@@ -30,8 +30,9 @@ ENV = {**os.environ, "COMMITSLEUTH_PARALLEL_MIN": str(1 << 20), "COMMITSLEUTH_RA
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory):
     d = tmp_path_factory.mktemp("crash-logs")
-    (d / "big.log").write_text(hive_log(12_000))  # ~2 MB: above the lowered worker threshold
-    (d / "small.log").write_text(hive_log(2_000, offset=12_000))  # below it
+    # ~5 MB: above the lowered worker threshold, long enough that most kills land inside the read
+    (d / "big.log").write_text(hive_log(30_000))
+    (d / "small.log").write_text(hive_log(2_000, offset=30_000))  # below it
     return d
 
 
@@ -39,9 +40,17 @@ def logs(tmp_path_factory):
 def clean(logs, tmp_path_factory):
     db = tmp_path_factory.mktemp("clean") / "clean.duckdb"
     began = time.monotonic()
-    run = subprocess.run([CLI, "ingest", str(logs), "--db", str(db)], env=ENV, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    return db, time.monotonic() - began
+    proc = subprocess.Popen([CLI, "ingest", str(logs), "--db", str(db)], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    startup = None  # until the store file appears a kill finds nothing to check
+    while proc.poll() is None:
+        if startup is None and db.exists():
+            startup = time.monotonic() - began
+        time.sleep(0.01)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    duration = time.monotonic() - began
+    return db, duration, min(startup or duration, duration * 0.5)
 
 
 def events(db) -> Counter:
@@ -105,7 +114,7 @@ def no_process_left(workers: list[int]) -> None:
 
 
 def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, tmp_path):
-    clean_db, duration = clean
+    clean_db, duration, startup = clean
     expected = events(clean_db)
     assert len(expected) > 4_000 and sum(expected.values()) == len(expected)
     rng = random.Random(10)
@@ -120,7 +129,8 @@ def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, 
         else:
             break
         db = tmp_path / f"trial{i}.duckdb"
-        delay = rng.uniform(0.3, max(0.6, duration * 0.9))
+        # from about when the store appeared to the end: a fast read is still stopped midway
+        delay = rng.uniform(0.8 * startup, max(startup + 0.3, duration * 0.9))
         stopped, workers = stop_at(logs, db, delay, signum)
         no_process_left(workers)
         with_workers += bool(workers)

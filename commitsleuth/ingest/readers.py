@@ -321,11 +321,19 @@ class BlockReader:
                     parts, size, tail, discarding = [], 0, 0, True
                     self.bytes_read = offset
                 elif size >= self.block and tail < size:
-                    buf = b"".join(parts)
-                    cut = len(buf) - tail
-                    yield offset, buf[:cut]
-                    offset += cut
-                    parts, size = ([buf[cut:]], tail) if tail else ([], 0)
+                    if tail < len(chunk):
+                        # the last newline is in this chunk: the block is joined once, without
+                        # its tail (copying 8 MiB twice costs a fifth of the scan's CPU)
+                        cut = len(chunk) - tail
+                        whole = b"".join([*parts[:-1], chunk[:cut]]) if tail else b"".join(parts)
+                        parts = [chunk[cut:]] if tail else []
+                    else:
+                        buf = b"".join(parts)
+                        whole = buf[:len(buf) - tail]
+                        parts = [buf[len(buf) - tail:]]
+                    yield offset, whole
+                    offset += len(whole)
+                    size = tail
                     self.bytes_read = offset
             if parts and not discarding:
                 buf = b"".join(parts)
