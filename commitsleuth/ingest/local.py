@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth.ingest import eventlogs
+from commitsleuth.ingest import eventlog_fast, eventlogs
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -447,6 +447,9 @@ class FileRead:
             yield from self._collect()
             return
         fmt = self.fmt
+        if eventlog_fast.enabled(fmt.name):  # Spark event logs: the bulk decoded in SQL
+            yield from self._fast_eventlog()
+            return
         if fmt.scanner is None and (fmt.head is None or fmt.decoder is not None):
             reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
             try:
@@ -462,6 +465,15 @@ class FileRead:
         finally:
             self.bytes_read = reader.bytes_read
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
+
+    def _fast_eventlog(self) -> Iterator[pa.Table]:
+        reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
+        fast = eventlog_fast.FastEventLog(self.ctx, self.stats, self.first_line)
+        try:
+            yield from fast.tables(reader)
+        finally:
+            self.bytes_read = reader.bytes_read
+            self.invalid_utf8, self.long_lines = fast.invalid_utf8, reader.long_lines
 
     def _collect(self) -> Iterator[pa.Table]:
         """The pool's results in file order, line numbers shifted past the ranges before."""
