@@ -375,14 +375,13 @@ def _lines(data: bytes) -> tuple[pa.StringArray | None, np.ndarray]:
     starts = np.concatenate(([0], nl + 1))[:len(ends)].astype(np.int64)
     if len(ends) and int((ends - starts).max()) > MAX_LINE:
         return None, starts
-    bounds = np.append(starts, len(data)).astype(np.int64)
+    bounds = np.append(starts, len(data)).astype(np.int32)  # a block is far below 2 GiB
     try:
-        whole = pa.Array.from_buffers(pa.large_string(), len(starts),
-                                      [None, pa.py_buffer(bounds), pa.py_buffer(data)])
+        whole = pa.Array.from_buffers(pa.string(), len(starts), [None, pa.py_buffer(bounds), pa.py_buffer(data)])
         whole.validate(full=True)
     except pa.ArrowInvalid:
         return None, starts
-    return pc.utf8_rtrim(whole, characters="\r\n").cast(pa.string()), starts
+    return pc.utf8_rtrim(whole, characters="\r\n"), starts
 
 
 def _fill_times(ts: np.ndarray, a: int, b: int, last):

@@ -142,7 +142,7 @@ def ingest(
     planned: deque = deque()
     opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
     stop = stop_requested or (lambda: 0)
-    with _pool(workers) as pool:
+    with _pool(workers) as pool, store.memory_limited():  # memory flat whatever the logs' size
         for path in files:
             if stop() and planned:
                 break  # the reads planned so far stop at their first checkpoint below
