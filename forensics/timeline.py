@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from commitsleuth.errors import InputError
@@ -48,12 +49,83 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
 _ORDER = "ORDER BY location, partition_spec, ts NULLS LAST, source, line_no, event_id"
 _VIEW_ROWS = ("SELECT * FROM timeline WHERE (table_name = $t OR location = $t) "
               "AND ($p IS NULL OR partition_spec = $p) " + _ORDER)
-_KEY_MAPS = """
-SELECT (SELECT list(table_name ORDER BY table_name) FROM table_locations),
-       (SELECT list(location ORDER BY table_name) FROM table_locations),
-       (SELECT list(alias ORDER BY alias) FROM location_aliases),
-       (SELECT list(location ORDER BY alias) FROM location_aliases)
+# table_locations' pairs (0005_forensics.sql) for some tables or some locations only: the
+# view's per-table choice of location is exact for every table whose pairs are all read.
+_PAIRS = """
+SELECT {out} FROM (
+    SELECT table_name, location FROM events
+    WHERE table_name IS NOT NULL AND location IS NOT NULL AND {direct}
+    UNION ALL
+    SELECT n.table_name, p.location
+    FROM (SELECT DISTINCT thread, partition_spec, table_name FROM events
+          WHERE table_name IS NOT NULL AND location IS NULL AND thread IS NOT NULL
+            AND partition_spec IS NOT NULL AND {named}) n
+    JOIN (SELECT DISTINCT thread, partition_spec, location FROM events
+          WHERE table_name IS NULL AND location IS NOT NULL AND thread IS NOT NULL
+            AND partition_spec IS NOT NULL AND {placed}) p
+      ON n.thread = p.thread AND n.partition_spec = p.partition_spec
+) pairs
 """
+_BARE = r"regexp_replace(location, '^[A-Za-z][A-Za-z0-9+.-]*://[^/]*', '')"
+
+
+class _KeyMaps:
+    """The parts of table_locations and location_aliases one timeline call needs, read with
+    filters on the raw columns instead of over every event."""
+
+    def __init__(self, con):
+        self.con = con
+        self.location_of: dict[str, str] = {}  # table -> its location (table_locations)
+
+    def tables_at(self, locations: set[str]) -> set[str]:
+        """Tables with a pair at any of ``locations``."""
+        if not locations:
+            return set()
+        sql = _PAIRS.format(out="list(DISTINCT table_name)", direct="list_contains($l::VARCHAR[], location)",
+                            named="true", placed="list_contains($l::VARCHAR[], location)")
+        return set(self.con.execute(sql, {"l": sorted(locations)}).fetchone()[0] or [])
+
+    def read(self, tables: set[str]) -> None:
+        """table_locations' row of each of ``tables`` (all their pairs read: exact)."""
+        todo = sorted(t for t in tables if t not in self.location_of)
+        if not todo:
+            return
+        sql = _PAIRS.format(out="table_name, location, count(*) AS n",
+                            direct="list_contains($t::VARCHAR[], table_name)",
+                            named="list_contains($t::VARCHAR[], table_name)", placed="true") + " GROUP BY ALL"
+        rows = self.con.execute(f"SELECT table_name, arg_max(location, n) FROM ({sql}) GROUP BY table_name",
+                                {"t": todo}).fetchall()
+        self.location_of.update(rows)
+        for t in todo:
+            self.location_of.setdefault(t, None)
+
+    def complete_at(self, locations: set[str]) -> None:
+        """Every table whose location is one of ``locations`` read (loc_tables exact there)."""
+        self.read(self.tables_at(locations))
+
+    def table_at(self, location: str) -> str | None:
+        """loc_tables: the least table name at ``location`` (after ``complete_at``)."""
+        return min((t for t, loc in self.location_of.items() if loc == location), default=None)
+
+    def aliases(self, locations: set[str]) -> dict[str, str]:
+        """location_aliases for ``locations``: the least hdfs:// or viewfs:// location with the
+        same path, for each that is itself an event location."""
+        bare = sorted(loc for loc in locations if loc)
+        if not bare:
+            return {}
+        suffixes = " OR ".join(f"suffix(location, ${i})" for i in range(1, len(bare) + 1))
+        found = self.con.execute(
+            f"SELECT {_BARE} AS bare, min(location) FROM events "
+            f"WHERE (location LIKE 'hdfs://%' OR location LIKE 'viewfs://%') AND ({suffixes}) "
+            f"GROUP BY ALL", bare).fetchall()
+        named = {b: loc for b, loc in found if b in set(bare)}
+        if not named:
+            return {}
+        known = set(self.con.execute("SELECT list(DISTINCT location) FROM events WHERE list_contains($l::VARCHAR[], location)",
+                                     {"l": sorted(named)}).fetchone()[0] or [])
+        return {b: loc for b, loc in named.items() if b in known}
+
+
 _CANDIDATES = """
 SELECT list(event_id) FROM events
 WHERE (list_contains($names::VARCHAR[], table_name) OR list_contains($locs::VARCHAR[], location))
@@ -66,7 +138,7 @@ al AS (SELECT unnest($aliases::VARCHAR[]) AS alias, unnest($alias_locations::VAR
 keyed AS (
     SELECT e.*, coalesce(e.table_name, lt.table_name) AS part_table,
            coalesce(e.location, tl.location) AS raw_location
-    FROM (SELECT * FROM events WHERE event_id BETWEEN {lo} AND {hi} AND list_contains([{ids}], event_id)) e
+    FROM (SELECT * FROM events WHERE event_id BETWEEN {lo} AND {hi} AND {in}) e
     LEFT JOIN tl ON e.location IS NULL AND tl.table_name = e.table_name
     LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location
 ),
@@ -105,38 +177,55 @@ SELECT * FROM rows WHERE (table_name = $t OR location = $t) AND ($p IS NULL OR p
 def timeline_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
     """The ``timeline`` view's rows for ``table`` (and partition ``spec``), in timeline order."""
     con = store.con
-    tl_tables, tl_locations, aliases, alias_locations = con.execute(_KEY_MAPS).fetchone()
-    tl_tables, tl_locations = tl_tables or [], tl_locations or []
-    aliases, alias_locations = aliases or [], alias_locations or []
+    maps = _KeyMaps(con)
+    maps.read({table})
     # A row's part_location is $t when its raw location (its own, or its table's) is $t or an
     # alias of it; its part_table is $t when it names $t or has no table and a location of $t.
-    raw = {table} | {a for a, loc in zip(aliases, alias_locations) if loc == table}
-    names = {table} | {n for n, loc in zip(tl_tables, tl_locations) if loc in raw}
-    locs = raw | {loc for n, loc in zip(tl_tables, tl_locations) if n == table}
+    bare = re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/]*", "", table) if re.match(r"^(hdfs|viewfs)://", table) else None
+    raw = {table} | {b for b, loc in maps.aliases({bare} if bare else set()).items() if loc == table}
+    own = maps.location_of.get(table)
+    locs = raw | ({own} if own else set())
+    maps.complete_at(locs)
+    names = {table} | {t for t, loc in maps.location_of.items() if loc in raw}
     ids = con.execute(_CANDIDATES, {"names": sorted(names), "locs": sorted(locs), "p": spec}).fetchone()[0] or []
     if not ids:
         return []
+    # a short id list written out as constants lets DuckDB skip row groups by their min/max
+    id_list = ",".join(str(int(i)) for i in ids) if len(ids) <= 5000 else "SELECT unnest($ids::BIGINT[])"
+    id_list = f"[{id_list}]" if len(ids) <= 5000 else f"({id_list})"
+    cand = con.execute(
+        f"SELECT list(DISTINCT table_name) FILTER (table_name IS NOT NULL AND location IS NULL), "
+        f"list(DISTINCT location) FILTER (location IS NOT NULL), "
+        f"list(DISTINCT table_name) FILTER (table_name IS NOT NULL AND partition_spec LIKE '[%'), "
+        f"list(DISTINCT location) FILTER (table_name IS NULL AND partition_spec LIKE '[%') "
+        f"FROM events WHERE event_id BETWEEN {min(ids)} AND {max(ids)} AND {_in(id_list)}", _ids(ids)
+    ).fetchone()
+    placeless, placed, bracketed_tables, bracketed_locations = (set(c or []) for c in cand)
+    maps.read(placeless)
+    raw_locations = placed | {maps.location_of[t] for t in placeless if maps.location_of.get(t)}
+    aliases = maps.aliases(raw_locations)
     # partition_values only for the tables of candidates whose spec is values-only ('[v1,v2]')
-    bracketed = con.execute(
-        "SELECT list(DISTINCT table_name) FILTER (table_name IS NOT NULL), "
-        "list(DISTINCT location) FILTER (location IS NOT NULL) FROM events "
-        "WHERE list_contains($ids::BIGINT[], event_id) AND partition_spec LIKE '[%'", {"ids": ids}).fetchone()
-    values_only = bool(bracketed[0] or bracketed[1])
-    pv_tables = set(bracketed[0] or [])
-    # their part_table may come from their location (no table named): those tables too
-    loc_table = {}
-    for n, loc in zip(tl_tables, tl_locations):
-        loc_table[loc] = min(loc_table.get(loc, n), n)
-    pv_tables |= {loc_table[loc] for loc in bracketed[1] or [] if loc in loc_table}
-    pv_locations = sorted(loc for loc, n in loc_table.items() if n in pv_tables)
-    # the ids written out: an IN list of constants lets DuckDB skip row groups by their min/max
-    keyed = (_KEYED.replace("{ids}", ",".join(str(int(i)) for i in ids))
-             .replace("{lo}", str(int(min(ids)))).replace("{hi}", str(int(max(ids)))))
-    return con.execute(keyed + _ORDER, {
-        "t": table, "p": spec, "tl_tables": tl_tables, "tl_locations": tl_locations,
-        "aliases": aliases, "alias_locations": alias_locations, "values_only": values_only,
-        "pv_tables": sorted(pv_tables), "pv_locations": pv_locations,
+    values_only = bool(bracketed_tables or bracketed_locations)
+    pv_tables = bracketed_tables | {maps.table_at(loc) for loc in bracketed_locations} - {None}
+    maps.read(pv_tables)
+    pv_at = {maps.location_of[t] for t in pv_tables if maps.location_of.get(t)}
+    maps.complete_at(pv_at)
+    pv_locations = sorted(loc for loc in pv_at if maps.table_at(loc) in pv_tables)
+    tl = sorted((t, loc) for t, loc in maps.location_of.items() if loc is not None)
+    keyed = _KEYED.replace("{in}", _in(id_list)).replace("{lo}", str(min(ids))).replace("{hi}", str(max(ids)))
+    return con.execute(keyed + _ORDER, {**_ids(ids),
+        "t": table, "p": spec, "tl_tables": [t for t, _ in tl], "tl_locations": [loc for _, loc in tl],
+        "aliases": sorted(aliases), "alias_locations": [aliases[a] for a in sorted(aliases)],
+        "values_only": values_only, "pv_tables": sorted(pv_tables), "pv_locations": pv_locations,
     }).fetchall()
+
+
+def _in(id_list: str) -> str:
+    return f"list_contains({id_list}, event_id)" if id_list.startswith("[") else f"event_id IN {id_list}"
+
+
+def _ids(ids: list[int]) -> dict:
+    return {"ids": ids} if len(ids) > 5000 else {}
 
 
 def view_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
