@@ -11,6 +11,15 @@
 
     python bench/ingest_spark.py                       # 1M events, 1 GiB text log
     python bench/ingest_spark.py --events 200000 --text-size 100M   # quicker
+    python bench/ingest_spark.py --fast-only --events 500000 --runs 5   # 3. only
+
+3. The event-log fast path (commitsleuth/ingest/eventlog_fast.py) end to end into a fresh store,
+   against DuckDB's read_json parsing the same file and projecting the same fields, alternating,
+   --runs times each, for the plain log, the same log zstd-compressed and as a rolling directory of
+   4 parts. Each run is its own process (its time taken inside it, its peak RSS from the kernel);
+   prints events/s, the ratio of the medians with the min-max of the per-run ratios, peak memory
+   and the load, and whether the targets are met (>= 500k events/s, the 200k/s floor, within 3x of
+   read_json, memory <= 1 GiB).
 
 Data is generated once under --work (default /tmp/commitsleuth-bench-spark) and reused.
 """
@@ -192,6 +201,122 @@ def duckdb_json(path: Path) -> int:
     return duckdb.connect().execute(sql, [str(path)]).fetchone()[0]
 
 
+# The fields the fast path reads, as read_json columns (the same shapes as its json_transform).
+READ_JSON_SQL = """
+    SELECT count(*), sum("Task Info"."Task ID"), count("Task End Reason"."Reason"),
+           sum("Task Metrics"."Output Metrics"."Bytes Written"), count("Stage Info"."Stage Name"),
+           count("Job Result"."Result"), sum(len("Stage IDs")), count("Properties"."spark.jobGroup.id"),
+           max("Task Info"."Host"), max("Stage Attempt ID"), max("Submission Time"), max("Completion Time")
+    FROM read_json($path, format = 'newline_delimited', compression = $codec,
+                   maximum_object_size = 1073741824, ignore_errors = true, columns = {
+        'Event': 'VARCHAR', 'Stage ID': 'BIGINT', 'Stage Attempt ID': 'BIGINT', 'Job ID': 'BIGINT',
+        'Submission Time': 'BIGINT', 'Completion Time': 'BIGINT', 'Stage IDs': 'BIGINT[]',
+        'Properties': 'STRUCT("spark.sql.execution.id" VARCHAR, "spark.jobGroup.id" VARCHAR)',
+        'Job Result': 'STRUCT("Result" VARCHAR)',
+        'Stage Info': 'STRUCT("Stage ID" BIGINT, "Stage Attempt ID" BIGINT, "Stage Name" VARCHAR, '
+                      '"Number of Tasks" BIGINT, "Submission Time" BIGINT, "Completion Time" BIGINT, '
+                      '"Failure Reason" VARCHAR)',
+        'Task Info': 'STRUCT("Task ID" BIGINT, "Index" BIGINT, "Attempt" BIGINT, "Partition ID" BIGINT, '
+                     '"Launch Time" BIGINT, "Finish Time" BIGINT, "Executor ID" VARCHAR, "Host" VARCHAR, '
+                     '"Speculative" BOOLEAN)',
+        'Task End Reason': 'STRUCT("Reason" VARCHAR, "Kill Reason" VARCHAR, "Description" VARCHAR, '
+                           '"Class Name" VARCHAR)',
+        'Task Metrics': 'STRUCT("Output Metrics" STRUCT("Bytes Written" BIGINT, "Records Written" BIGINT))'})
+"""
+
+# Each measured run in a process of its own: time taken inside, peak RSS from the kernel.
+CHILD_FAST = """
+import json, resource, sys, time
+from pathlib import Path
+from commitsleuth.ingest import ingest
+from commitsleuth.store import Store
+db = Path(sys.argv[2]); db.unlink(missing_ok=True); Path(str(db) + ".wal").unlink(missing_ok=True)
+t = time.perf_counter()
+with Store(db) as store:
+    report = ingest(store, [sys.argv[1]])
+seconds = time.perf_counter() - t
+assert [r.status for r in report.results] == ["ok"], [(r.status, r.reason) for r in report.results]
+print(json.dumps({"seconds": seconds, "events": report.events,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+CHILD_READ_JSON = """
+import json, resource, sys, time
+import duckdb
+sys.path.insert(0, sys.argv[3])
+from ingest_spark import READ_JSON_SQL
+t = time.perf_counter()
+row = duckdb.connect().execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys.argv[2]}).fetchone()
+print(json.dumps({"seconds": time.perf_counter() - t, "events": row[0],
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def _child(code: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=REPO)
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "child failed")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _fast_layouts(log: Path, work: Path) -> list[tuple[str, Path, str, str]]:
+    """(name, path given to ingest, path given to read_json, read_json's compression)."""
+    import zstandard
+
+    zst = work / f"{log.name}.zstd"
+    if not zst.exists():
+        with open(log, "rb") as src, open(zst, "wb") as out:
+            zstandard.ZstdCompressor(level=3).copy_stream(src, out)
+    app = log.name
+    rolling = work / f"eventlog_v2_{app}"
+    if not rolling.exists():
+        parts = work / f"parts-{app}"
+        split_log(log, parts, 4)
+        rolling.mkdir()
+        for n, part in enumerate(sorted(parts.iterdir()), 1):
+            part.rename(rolling / f"events_{n}_{app}")
+        parts.rmdir()
+        (rolling / f"appstatus_{app}").write_bytes(b"")
+    return [("plain", log, str(log), "none"), ("zstd", zst, str(zst), "zstd"),
+            ("rolling, 4 parts", rolling, str(rolling / "events_*"), "none")]
+
+
+def fast_path(args, work: Path, log: Path) -> None:
+    import statistics
+
+    print(f"\n3. event-log fast path vs DuckDB read_json, {args.runs} alternating runs each, "
+          f"{os.cpu_count()} cores", flush=True)
+    verdicts = []
+    for name, path, rj_path, codec in _fast_layouts(log, work):
+        size = sum(p.stat().st_size for p in (path.iterdir() if path.is_dir() else [path]))
+        fast, rj, loads = [], [], []
+        for i in range(args.runs):
+            loads.append(os.getloadavg()[0])
+            pair = [("fast", lambda: _child(CHILD_FAST, str(path), str(work / "fast.duckdb"))),
+                    ("read_json", lambda: _child(CHILD_READ_JSON, rj_path, codec, str(REPO / "bench")))]
+            for label, run in (pair if i % 2 == 0 else pair[::-1]):
+                got = run()
+                (fast if label == "fast" else rj).append(got)
+            print(f"  {name} run {i + 1}: fast path {fast[-1]['seconds']:.2f} s "
+                  f"({fast[-1]['events'] / fast[-1]['seconds']:,.0f} events/s, peak {fast[-1]['rss']:.0f} MiB), "
+                  f"read_json {rj[-1]['seconds']:.2f} s; load {loads[-1]:.1f}", flush=True)
+        loads.append(os.getloadavg()[0])
+        events = fast[0]["events"]
+        mf = statistics.median(r["seconds"] for r in fast)
+        mr = statistics.median(r["seconds"] for r in rj)
+        rates = [events / r["seconds"] for r in fast]
+        ratios = [f["seconds"] / r["seconds"] for f, r in zip(fast, rj)]
+        peak = max(r["rss"] for r in fast)
+        print(f"  {name} ({size / 2**20:.0f} MiB, {events:,} events): fast path median {mf:.2f} s = "
+              f"{events / mf:,.0f} events/s (min-max {min(rates):,.0f}-{max(rates):,.0f}); read_json median "
+              f"{mr:.2f} s; ratio of the medians {mf / mr:.2f}x (per run {min(ratios):.2f}-{max(ratios):.2f}); "
+              f"peak RSS {peak:.0f} MiB; load {min(loads):.1f}-{max(loads):.1f}")
+        verdicts.append((name, events / mf, mf / mr, peak))
+    for name, rate, ratio, peak in verdicts:
+        said = lambda ok: "met" if ok else "NOT met"  # noqa: E731
+        print(f"  {name}: >= 500k events/s {said(rate >= 500_000)}; >= 200k/s floor {said(rate >= 200_000)}; "
+              f"within 3x of read_json {said(ratio <= 3)}; memory <= 1 GiB {said(peak <= 1024)}")
+
+
 def spark_engine(spark, paths: list[Path], out: Path, db: Path) -> int:
     from commitsleuth.ingest.parquet import attach_parquet
     from commitsleuth.ingest.spark import ingest_spark
@@ -219,6 +344,8 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/commitsleuth-bench-spark")
     ap.add_argument("--skip-spark", action="store_true", help="only the local engine")
     ap.add_argument("--skip-eventlog", action="store_true", help="only the text logs (2.)")
+    ap.add_argument("--fast-only", action="store_true", help="only the event-log fast path (3.)")
+    ap.add_argument("--runs", type=int, default=5, help="alternating runs of 3.")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -227,6 +354,8 @@ def main() -> None:
     if not log.exists():
         print(f"generating {log} ...", flush=True)
         make_event_log(log, args.events)
+    if args.fast_only:
+        return fast_path(args, work, log)
     text = work / f"text-{args.text_size}-{args.text_files}"
     if not text.exists():
         print(f"generating {text}/ ...", flush=True)

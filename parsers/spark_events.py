@@ -129,6 +129,11 @@ class SparkEventDecoder:
             out = self._release() + out
         return out
 
+    @property
+    def holding(self) -> bool:
+        """True while events wait for the application's start (the event that releases them)."""
+        return bool(self._early)
+
     def _release(self) -> list[Event]:
         early, self._early = self._early, []
         name = f"SparkListenerEnvironmentUpdate:attempt={self._attempt}"
@@ -274,21 +279,26 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
     """Events of an event log's ``(line_no, offset, text)`` lines; bad JSON is rejected, counted."""
     decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
     for line_no, offset, text in lines:
-        stats.lines += 1
-        if not text.strip():
-            continue
-        try:
-            event = orjson.loads(text)  # several times faster than json on event-log lines
-        except orjson.JSONDecodeError:
-            stats.reject("invalid JSON (a truncated or in-progress event log?)", line_no, text)
-            continue
-        if not isinstance(event, dict) or "Event" not in event:
-            stats.reject("JSON line without an Event field", line_no, text)
-            continue
-        stats.records += 1
-        for ev in decoder.decode(event, line_no, offset, text):
-            stats.events += 1
-            yield ev
+        yield from decode_line(decoder, line_no, offset, text, stats)
     for ev in decoder.flush():
         stats.events += 1
         yield ev
+
+
+def decode_line(decoder: SparkEventDecoder, line_no: int, offset: int, text: str, stats) -> list[Event]:
+    """One line's events (counted in ``stats``); a blank line gives none, bad JSON is rejected."""
+    stats.lines += 1
+    if not text.strip():
+        return []
+    try:
+        event = orjson.loads(text)  # several times faster than json on event-log lines
+    except orjson.JSONDecodeError:
+        stats.reject("invalid JSON (a truncated or in-progress event log?)", line_no, text)
+        return []
+    if not isinstance(event, dict) or "Event" not in event:
+        stats.reject("JSON line without an Event field", line_no, text)
+        return []
+    stats.records += 1
+    out = decoder.decode(event, line_no, offset, text)
+    stats.events += len(out)
+    return out

@@ -75,4 +75,10 @@ def event_key(name: str, kind: str, detail: dict | None = None) -> int:
     if kind == "conf" and detail:
         # an environment yields several conf events, and live capture builds its own
         text += f"|{detail.get('key')}={detail.get('value')}"
+    return identity_hash(text)
+
+
+def identity_hash(text: str) -> int:
+    """``name|kind[|key=value]`` as the signed 64-bit number stored in ``events.event_key``
+    (the event-log fast path builds the same text in SQL)."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big", signed=True)

@@ -18,6 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 # The real corpus lives in the repository (tests/corpus/, each source with its licence and
 # provenance), so a lone clone runs the whole suite; COMMITSLEUTH_CORPUS points elsewhere.
 CORPUS = Path(os.environ.get("COMMITSLEUTH_CORPUS", REPO / "tests" / "corpus"))
+# Every event log any test ingests through the fast path is decoded by the decoder too and
+# compared block by block (commitsleuth/ingest/eventlog_fast.py); a difference fails the test.
+os.environ.setdefault("COMMITSLEUTH_EVENTLOG_VERIFY", "1")
 
 
 @dataclass

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth.ingest import app_end, eventlogs
+from commitsleuth.ingest import app_end, eventlog_fast, eventlogs
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -147,7 +147,7 @@ def ingest(
     planned: deque = deque()
     opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
     stop = stop_requested or (lambda: 0)
-    with _pool(workers) as pool:
+    with _pool(workers) as pool, store.memory_limited():  # memory flat whatever the logs' size
         for path in files:
             if stop() and planned:
                 break  # the reads planned so far stop at their first checkpoint below
@@ -495,6 +495,9 @@ class FileRead:
             yield from self._collect()
             return
         fmt = self.fmt
+        if eventlog_fast.enabled(fmt.name):  # Spark event logs: the bulk decoded in SQL
+            yield from self._fast_eventlog()
+            return
         if fmt.scanner is None and (fmt.head is None or fmt.decoder is not None):
             reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
             try:
@@ -510,6 +513,15 @@ class FileRead:
         finally:
             self.bytes_read = reader.bytes_read
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
+
+    def _fast_eventlog(self) -> Iterator[pa.Table]:
+        reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
+        fast = eventlog_fast.FastEventLog(self.ctx, self.stats, self.first_line)
+        try:
+            yield from fast.tables(reader)
+        finally:
+            self.bytes_read = reader.bytes_read
+            self.invalid_utf8, self.long_lines = fast.invalid_utf8, reader.long_lines
 
     def _collect(self) -> Iterator[pa.Table]:
         """The pool's results in file order, line numbers shifted past the ranges before."""

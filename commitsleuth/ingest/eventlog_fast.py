@@ -1,0 +1,436 @@
+"""The fast path for Spark event logs: the bulk of the lines decoded by DuckDB's JSON reader.
+
+Task, stage and job events are nearly every line of a big event log. Here a block of lines
+becomes one Arrow string array (no Python object per line), DuckDB parses those lines and maps
+them to canonical columns in SQL, and only the other lines (environment, application, SQL
+plans, exclusions, failures, anything unusual) go through the decoder of
+``parsers.spark_events``, one by one, in order. The decoder stays the reference: a row is
+mapped in SQL only when its output is certain to equal the decoder's (every field present and of
+the expected type, every text plain ASCII without quote or backslash, so ``json.dumps`` would
+write it as it is); any other row goes to the decoder. ``tests/test_eventlog_fast.py`` compares
+both paths' stores row for row.
+
+What the decoder carries from line to line is kept in order: the application id (an
+``ApplicationStart`` line sets it for the rows after it), the last timestamp (a decoded event
+without one takes it) and the environment events held until the application's id is known.
+Redaction is the one layer's: ``events_to_arrow`` for decoded events, ``redact_table`` for the
+SQL rows, so every text column and ``detail`` pass the same patterns.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Iterator
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from commitsleuth.forensics.paths import enrich
+from commitsleuth.ingest.eventlogs import app_id_of
+from commitsleuth.ingest.readers import MAX_LINE
+from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
+from commitsleuth.parsers.base import ParseStats
+from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
+from commitsleuth.parsers.spark_identity import identity_hash
+from commitsleuth.redact import redact_table
+
+FORMAT = "spark-eventlog"
+BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
+# Whether ingest takes the fast path (tests set 0 to build the reference store with the decoder).
+ENV = "COMMITSLEUTH_EVENTLOG_FAST"
+# Set (the test suite sets it for every test): each block is decoded by the decoder too and the
+# two tables must be equal, so every event log any test ingests checks the fast path.
+VERIFY_ENV = "COMMITSLEUTH_EVENTLOG_VERIFY"
+
+
+def enabled(format_name: str) -> bool:
+    return format_name == FORMAT and os.environ.get(ENV, "1") != "0"
+
+
+class FastPathMismatch(BaseException):
+    """The fast path and the decoder disagree on a block (raised only when verifying). A
+    BaseException on purpose: ingest turns an Exception into a file's ``partial`` status and
+    goes on, which a test could miss; this one ends the run."""
+
+
+# Field names as Spark's JsonProtocol writes them; json_transform parses each line once, into
+# only the fields the decoder reads. One shape and one SELECT per family of events.
+_TASK_SHAPE = """{"Event": "VARCHAR", "Stage ID": "BIGINT", "Stage Attempt ID": "BIGINT",
+  "Task Info": {"Task ID": "BIGINT", "Index": "BIGINT", "Attempt": "BIGINT", "Partition ID": "BIGINT",
+                "Launch Time": "BIGINT", "Finish Time": "BIGINT", "Executor ID": "VARCHAR",
+                "Host": "VARCHAR", "Speculative": "BOOLEAN"},
+  "Task End Reason": {"Reason": "VARCHAR", "Kill Reason": "VARCHAR", "Description": "VARCHAR",
+                      "Class Name": "VARCHAR"},
+  "Task Metrics": {"Output Metrics": {"Bytes Written": "BIGINT", "Records Written": "BIGINT"}}}"""
+_STAGE_SHAPE = """{"Event": "VARCHAR",
+  "Stage Info": {"Stage ID": "BIGINT", "Stage Attempt ID": "BIGINT", "Stage Name": "VARCHAR",
+                 "Number of Tasks": "BIGINT", "Submission Time": "BIGINT", "Completion Time": "BIGINT",
+                 "Failure Reason": "VARCHAR"}}"""
+_JOB_SHAPE = """{"Event": "VARCHAR", "Job ID": "BIGINT", "Submission Time": "BIGINT", "Completion Time": "BIGINT",
+  "Stage IDs": "BIGINT[]",
+  "Properties": {"spark.sql.execution.id": "VARCHAR", "spark.jobGroup.id": "VARCHAR"},
+  "Job Result": {"Result": "VARCHAR"}}"""
+
+# A text json.dumps writes unchanged: printable ASCII without '"' and '\'.
+_PLAIN = r"[ !#-\[\]-~]*"
+
+
+def _parsed(prefix: str, shape: str) -> str:
+    # TRY: a line that is not valid JSON gives NULL here and goes to the decoder, which rejects it
+    return (f"SELECT i, try(json_transform(line, '{shape}')) AS j FROM lines "
+            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}')")
+
+
+# Columns of every SELECT: i, kind, ms (epoch ms, 0 or NULL when absent), plain (the decoder
+# would give the same row), then the event columns. A row not plain goes to the decoder:
+# a missing field it defaults or formats as None, text json.dumps would escape, two events from
+# one line (commit denied), failures with their messages.
+_SQL = f"""
+WITH t AS MATERIALIZED ({_parsed("Task", _TASK_SHAPE)}),
+s AS MATERIALIZED ({_parsed("Stage", _STAGE_SHAPE)}),
+b AS MATERIALIZED ({_parsed("Job", _JOB_SHAPE)}),
+tf AS (
+    SELECT i, j."Event" = 'SparkListenerTaskStart' AS starts, j."Stage ID" AS stage,
+           j."Stage Attempt ID" AS stage_attempt, j."Task Info" AS ti,
+           CASE WHEN j."Task Info"."Partition ID" IS NULL OR j."Task Info"."Partition ID" < 0
+                THEN j."Task Info"."Index" ELSE j."Task Info"."Partition ID" END AS part,
+           j."Task End Reason" AS r, j."Task Metrics"."Output Metrics" AS om,
+           CASE WHEN j."Task End Reason"."Description" <> '' THEN j."Task End Reason"."Description"
+                ELSE j."Task End Reason"."Class Name" END AS err
+    FROM t WHERE j."Event" IN ('SparkListenerTaskStart', 'SparkListenerTaskEnd')
+),
+tasks AS (
+    SELECT i, CASE WHEN starts THEN 'attempt_start' ELSE 'attempt_end' END AS kind,
+           CASE WHEN starts THEN ti."Launch Time" ELSE ti."Finish Time" END AS ms,
+           stage IS NOT NULL AND stage_attempt IS NOT NULL AND ti."Task ID" IS NOT NULL
+           AND ti."Index" IS NOT NULL AND ti."Attempt" IS NOT NULL
+           AND (starts OR (r."Reason" IS NOT NULL AND r."Reason" <> 'TaskCommitDenied'
+                AND regexp_full_match(r."Reason", '{_PLAIN}')
+                AND (r."Kill Reason" IS NULL OR regexp_full_match(r."Kill Reason", '{_PLAIN}'))
+                AND (err IS NULL OR regexp_full_match(err, '{_PLAIN}')))) AS plain,
+           NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id, stage_attempt,
+           stage || '.' || part AS task_id,
+           'task ' || part || '.' || ti."Attempt" || ' in stage ' || stage || '.' || stage_attempt
+               || ' (TID ' || ti."Task ID" || ')' AS attempt_id,
+           ti."Attempt" AS attempt_no, ti."Speculative" AS speculative,
+           CASE WHEN ti."Executor ID" = '<driver>' THEN 'driver' ELSE ti."Executor ID" END AS executor_id,
+           -- the event's identity as parsers/spark_identity.py names it
+           CASE WHEN starts THEN 'SparkListenerTaskStart:' ELSE 'SparkListenerTaskEnd:' END
+               || stage || '.' || stage_attempt || ':' || ti."Task ID" || '.' || ti."Attempt"
+               || '@' || coalesce(CAST(ti."Launch Time" AS VARCHAR), 'None') AS ident,
+           ti."Host" AS host,
+           CASE WHEN NOT starts THEN om."Bytes Written" END AS size,
+           CASE WHEN NOT starts THEN
+                CASE r."Reason" WHEN 'Success' THEN 'success' WHEN 'TaskKilled' THEN 'killed'
+                                WHEN 'Resubmitted' THEN 'resubmitted' ELSE 'failed' END END AS status,
+           -- detail as json.dumps(sort_keys=True) writes it
+           CASE WHEN starts THEN
+                '{{"index": ' || ti."Index" || ', "launch_time": ' || coalesce(CAST(ti."Launch Time" AS VARCHAR), 'null')
+                || ', "tid": ' || ti."Task ID" || '}}'
+           ELSE '{{' || concat_ws(', ',
+                '"error": "' || err || '"',
+                '"index": ' || ti."Index",
+                '"kill_reason": "' || r."Kill Reason" || '"',
+                '"launch_time": ' || ti."Launch Time",
+                '"reason": "' || r."Reason" || '"',
+                '"records_written": ' || om."Records Written",
+                '"tid": ' || ti."Task ID") || '}}' END AS detail
+    FROM tf
+),
+stages AS (
+    SELECT i, CASE WHEN starts THEN 'stage_start' ELSE 'stage_end' END AS kind,
+           CASE WHEN starts THEN si."Submission Time" ELSE si."Completion Time" END AS ms,
+           CASE WHEN starts THEN si."Stage Name" IS NULL OR regexp_full_match(si."Stage Name", '{_PLAIN}')
+                ELSE coalesce(si."Failure Reason", '') = '' END AS plain,
+           NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, si."Stage ID" AS stage_id,
+           si."Stage Attempt ID" AS stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
+           NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative, NULL::VARCHAR AS executor_id,
+           CASE WHEN starts THEN 'SparkListenerStageSubmitted:' ELSE 'SparkListenerStageCompleted:' END
+               || coalesce(CAST(si."Stage ID" AS VARCHAR), 'None') || '.'
+               || coalesce(CAST(si."Stage Attempt ID" AS VARCHAR), 'None') || '@'
+               || coalesce(CAST(si."Submission Time" AS VARCHAR), 'None') AS ident,
+           NULL::VARCHAR AS host, NULL::BIGINT AS size,
+           CASE WHEN NOT starts THEN 'success' END AS status,
+           CASE WHEN starts THEN
+                '{{"name": ' || coalesce('"' || si."Stage Name" || '"', 'null') || ', "tasks": '
+                || coalesce(CAST(si."Number of Tasks" AS VARCHAR), 'null') || '}}' END AS detail
+    FROM (SELECT i, j."Event" = 'SparkListenerStageSubmitted' AS starts, j."Stage Info" AS si FROM s
+          WHERE j."Event" IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted'))
+),
+jobs AS (
+    SELECT i, CASE WHEN starts THEN 'job_start' ELSE 'job_end' END AS kind,
+           CASE WHEN starts THEN j."Submission Time" ELSE j."Completion Time" END AS ms,
+           j."Job ID" IS NOT NULL AND CASE WHEN starts THEN
+                (j."Stage IDs" IS NULL OR list_count(j."Stage IDs") = len(j."Stage IDs"))
+                AND (j."Properties"."spark.jobGroup.id" IS NULL
+                     OR regexp_full_match(j."Properties"."spark.jobGroup.id", '{_PLAIN}'))
+                ELSE j."Job Result"."Result" = 'JobSucceeded' END AS plain,
+           CAST(j."Job ID" AS VARCHAR) AS job_id,
+           CASE WHEN starts THEN j."Properties"."spark.sql.execution.id" END AS query_id,
+           NULL::BIGINT AS stage_id, NULL::BIGINT AS stage_attempt, NULL::VARCHAR AS task_id,
+           NULL::VARCHAR AS attempt_id, NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative,
+           NULL::VARCHAR AS executor_id,
+           CASE WHEN starts THEN 'SparkListenerJobStart:' ELSE 'SparkListenerJobEnd:' END
+               || j."Job ID" || ':'
+               || coalesce(CAST(CASE WHEN starts THEN j."Submission Time" ELSE j."Completion Time" END AS VARCHAR),
+                           'None') AS ident,
+           NULL::VARCHAR AS host, NULL::BIGINT AS size,
+           CASE WHEN NOT starts THEN 'success' END AS status,
+           CASE WHEN starts THEN
+                '{{"group": ' || coalesce('"' || j."Properties"."spark.jobGroup.id" || '"', 'null')
+                || ', "stages": ' || coalesce('[' || array_to_string(j."Stage IDs", ', ') || ']', 'null')
+                || '}}' END AS detail
+    FROM (SELECT i, j, j."Event" = 'SparkListenerJobStart' AS starts FROM b
+          WHERE j."Event" IN ('SparkListenerJobStart', 'SparkListenerJobEnd'))
+)
+SELECT i, kind,
+       CASE WHEN ms IS NULL OR ms = 0 THEN NULL ELSE epoch_ms(ms) END AS ts,  -- the decoder fills it
+       job_id, query_id, CAST(stage_id AS INTEGER) AS stage_id, CAST(stage_attempt AS INTEGER) AS stage_attempt,
+       task_id, attempt_id, CAST(attempt_no AS INTEGER) AS attempt_no, speculative, executor_id, host,
+       size, status, detail, ident || '|' || kind AS ident
+FROM (SELECT * FROM tasks UNION ALL SELECT * FROM stages UNION ALL SELECT * FROM jobs)
+WHERE plain
+ORDER BY i
+"""
+
+
+class FastEventLog:
+    """One event log's blocks of lines -> Arrow tables of stored events, in the decoder's order."""
+
+    def __init__(self, ctx, stats, first_line: int = 1):
+        self.ctx, self.stats = ctx, stats
+        self.decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
+        self.line_no = first_line
+        self.invalid_utf8 = 0
+        self.con = duckdb.connect()  # in memory, apart from the store's connection
+        self.reference = None  # (decoder, stats) of the verification, when asked for
+        if os.environ.get(VERIFY_ENV, "0") != "0":
+            self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), ParseStats())
+
+    def tables(self, blocks: Iterable[tuple[int, bytes]]) -> Iterator[pa.Table]:
+        try:
+            for offset, data in blocks:
+                first = self.line_no
+                table = self._block(offset, data)
+                if self.reference is not None:
+                    self._verify(table, offset, data, first)
+                if table.num_rows:
+                    yield table
+            held = self.decoder.flush()
+            self.stats.events += len(held)
+            table = events_to_arrow([enrich(ev) for ev in held], None)
+            if self.reference is not None:
+                self._verify(table)
+            if held:
+                yield table
+        finally:
+            self.con.close()
+
+    # -- one block ---------------------------------------------------------------------------
+    def _block(self, offset: int, data: bytes) -> pa.Table:
+        lines, starts = _lines(data)
+        n = len(starts)
+        first = self.line_no
+        self.line_no += n
+        if lines is None:  # not valid UTF-8, or a line over MAX_LINE: the decoder's reading
+            return self._decoded_only(data, offset, first)
+        try:
+            bulk = self._bulk(lines)
+        except duckdb.Error:  # a value DuckDB cannot convert: the decoder reads the block
+            return self._decoded_only(data, offset, first)
+        self.stats.lines += n
+        rows = bulk.column("i").to_numpy()
+        is_bulk = np.zeros(n, dtype=bool)
+        is_bulk[rows] = True
+        line_nos = first + np.arange(n, dtype=np.int64)
+        offsets = offset + starts
+        events, keys, keep, ts, apps = self._decode_others(lines, is_bulk, rows, bulk, line_nos, offsets)
+        if not keep.all():
+            bulk, rows = bulk.filter(pa.array(keep)), rows[keep]
+        self.stats.records += len(rows)
+        self.stats.events += len(rows)
+        table = self._bulk_table(bulk, rows, ts, apps, lines, line_nos, offsets)
+        return _merge(table, events, keys, rows)
+
+    def _bulk(self, lines: pa.StringArray) -> pa.Table:
+        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines})
+        self.con.register("lines", src)
+        try:
+            return self.con.sql(_SQL).to_arrow_table()
+        finally:
+            self.con.unregister("lines")
+
+    def _decode_others(self, lines, is_bulk, rows, bulk, line_nos, offsets):
+        """The lines SQL did not map, through the decoder in order, the state it carries kept
+        right across the SQL rows between them. Returns the decoded events with their order keys,
+        a mask of the SQL rows kept (not decoded by the decoder), their times (a row without one
+        takes the last time before it, as the decoder does) and their application ids."""
+        ts = bulk.column("ts").to_numpy(zero_copy_only=False).astype("datetime64[us]")
+        others = np.flatnonzero(~is_bulk)
+        texts = lines.take(pa.array(others)).to_pylist() if len(others) else []
+        dec = self.decoder
+        events, keys = [], []
+        keep = np.ones(len(rows), dtype=bool)
+        app_before = dec.app_id
+        changes_at, changes_app = [], []  # line indices after which the app id changed, and to what
+        pos = 0  # index into rows of the next SQL row
+        for i, text in zip([*others.tolist(), len(is_bulk)], [*texts, None]):
+            j = int(np.searchsorted(rows, i))  # the SQL rows before line i: rows[pos:j]
+            if pos < j and dec.holding:
+                # the first of them releases the held events: the decoder decodes it itself
+                k = int(rows[pos])
+                self._decode_at(k, lines[k].as_py(), line_nos, offsets, events, keys)
+                keep[pos] = False
+                changes_at.append(k), changes_app.append(dec.app_id)
+                pos += 1
+            if pos < j:
+                dec.last_ts = _fill_times(ts, pos, j, dec.last_ts)
+                pos = j
+            if text is None:
+                break
+            self._decode_at(i, text, line_nos, offsets, events, keys)
+            if dec.app_id != (changes_app[-1] if changes_app else app_before):
+                changes_at.append(i), changes_app.append(dec.app_id)
+        apps = _apps_of(rows[keep], app_before, changes_at, changes_app)
+        return events, keys, keep, pa.array(ts[keep], pa.timestamp("us")), apps
+
+    def _decode_at(self, i: int, text: str, line_nos, offsets, events: list, keys: list) -> None:
+        self.stats.lines -= 1  # decode_line counts the line; the block counted it already
+        out = decode_line(self.decoder, int(line_nos[i]), int(offsets[i]), text, self.stats)
+        events.extend(out)
+        keys.extend((i, k) for k in range(len(out)))
+
+    def _bulk_table(self, bulk: pa.Table, rows, ts, apps, lines, line_nos, offsets) -> pa.Table:
+        n = bulk.num_rows
+        idx = pa.array(rows)
+        cols = {
+            "kind": bulk.column("kind"),
+            "ts": ts,
+            "source_id": pa.array(np.full(n, self.ctx.source_id, dtype=np.int64))
+            if self.ctx.source_id is not None else pa.nulls(n, pa.int64()),
+            "line_no": pa.array(line_nos[rows]),
+            "byte_offset": pa.array(offsets[rows]),
+            "app_id": apps,
+            "raw": lines.take(idx),
+            "event_key": pa.array([identity_hash(t) for t in bulk.column("ident").to_pylist()], pa.int64()),
+        }
+        for name in ("job_id", "query_id", "stage_id", "stage_attempt", "task_id", "attempt_id", "attempt_no",
+                     "speculative", "executor_id", "host", "size", "status", "detail"):
+            cols[name] = bulk.column(name)
+        arrays = [cols[c].cast(f.type) if c in cols else pa.nulls(n, f.type) for c, f in zip(EVENT_COLUMNS, EVENT_SCHEMA)]
+        return redact_table(pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA))
+
+    def _decoded_only(self, data: bytes, offset: int, first: int) -> pa.Table:
+        """A block the SQL path cannot take whole: every line through the decoder."""
+        events, invalid = decode_block(self.decoder, self.stats, data, offset, first)
+        self.invalid_utf8 += invalid
+        return events_to_arrow([enrich(ev) for ev in events], None)
+
+    def _verify(self, table: pa.Table, offset: int = 0, data: bytes | None = None, first: int = 0) -> None:
+        """The decoder's table for the same block (or, with no block, its held events at the end)
+        must equal ``table`` cell for cell, and its counters the fast path's."""
+        decoder, stats = self.reference
+        if data is None:
+            events = decoder.flush()
+            stats.events += len(events)
+        else:
+            events, _ = decode_block(decoder, stats, data, offset, first)
+        expected = events_to_arrow([enrich(ev) for ev in events], None)
+        if not expected.equals(table):
+            raise FastPathMismatch(f"{self.ctx.uri}: {table_difference(table, expected)}")
+        mine = (self.stats.lines, self.stats.records, self.stats.events, self.stats.rejects)
+        theirs = (stats.lines, stats.records, stats.events, stats.rejects)
+        if mine != theirs:
+            raise FastPathMismatch(f"{self.ctx.uri}: counters (lines, records, events, rejects) "
+                                   f"fast {mine} != decoder {theirs}")
+
+
+def decode_block(decoder: SparkEventDecoder, stats, data: bytes, offset: int, first: int) -> tuple[list, int]:
+    """A block's events through the decoder, its lines read as ``readers.LineReader`` reads
+    them (cut at ``MAX_LINE``, bad UTF-8 replaced, trailing CRs cut); also the count of lines
+    that were not valid UTF-8."""
+    raws = data.split(b"\n")
+    if data.endswith(b"\n"):
+        raws.pop()
+    events, invalid = [], 0
+    for k, raw in enumerate(raws):
+        cut = raw[:MAX_LINE]
+        try:
+            text = cut.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            invalid += 1
+            text = cut.decode("utf-8", "replace").rstrip("\r")
+        events.extend(decode_line(decoder, first + k, offset, text, stats))
+        offset += len(raw) + 1
+    return events, invalid
+
+
+def table_difference(got: pa.Table, expected: pa.Table) -> str:
+    """The first difference between two event tables, in words (row, column, both values)."""
+    if got.num_rows != expected.num_rows:
+        return f"{got.num_rows} rows from the fast path, {expected.num_rows} from the decoder"
+    for name in expected.column_names:
+        a, b = got.column(name).to_pylist(), expected.column(name).to_pylist()
+        for row, (x, y) in enumerate(zip(a, b)):
+            if x != y or type(x) is not type(y):
+                line = expected.column("line_no")[row].as_py()
+                return f"row {row} (line {line}), column {name}: fast path {x!r}, decoder {y!r}"
+    return f"schemas differ: {got.schema} vs {expected.schema}"
+
+
+def _lines(data: bytes) -> tuple[pa.StringArray | None, np.ndarray]:
+    """The block's lines as one Arrow string array (newline and trailing CRs cut) and the
+    offset of each in the block; the array is None when the block is not valid UTF-8 or holds
+    a line longer than ``MAX_LINE`` (the reader's own decoding handles those)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    nl = np.flatnonzero(buf == 10)
+    ends = nl if data.endswith(b"\n") else np.append(nl, len(data))
+    starts = np.concatenate(([0], nl + 1))[:len(ends)].astype(np.int64)
+    if len(ends) and int((ends - starts).max()) > MAX_LINE:
+        return None, starts
+    bounds = np.append(starts, len(data)).astype(np.int32)  # a block is far below 2 GiB
+    try:
+        whole = pa.Array.from_buffers(pa.string(), len(starts), [None, pa.py_buffer(bounds), pa.py_buffer(data)])
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        return None, starts
+    return pc.utf8_rtrim(whole, characters="\r\n"), starts
+
+
+def _fill_times(ts: np.ndarray, a: int, b: int, last):
+    """SQL rows ``a..b`` without a time take the last time before them (``last`` before ``a``),
+    in place; returns the last time after ``b - 1`` (a datetime or None), the decoder's next."""
+    seg = ts[a:b]
+    missing = np.isnat(seg)
+    if missing.any():
+        carry = np.datetime64(last, "us") if last is not None else np.datetime64("NaT", "us")
+        ext = np.concatenate(([carry], seg))
+        at = np.where(~np.isnat(ext), np.arange(len(ext)), 0)
+        np.maximum.accumulate(at, out=at)
+        ts[a:b] = ext[at][1:]
+    end = ts[b - 1]
+    return None if np.isnat(end) else end.item()
+
+
+def _apps_of(rows: np.ndarray, app: str | None, changes_at: list[int], changes_app: list) -> pa.Array:
+    """The application id of each SQL row: the decoder's after the last line before it."""
+    if not changes_at:
+        return pa.array([app] * len(rows), pa.string()) if app is None else pa.repeat(app, len(rows))
+    values = [app] + changes_app
+    which = np.searchsorted(np.asarray(changes_at), rows, side="right")
+    return pa.array(values, pa.string()).take(pa.array(which))
+
+
+def _merge(bulk: pa.Table, events: list, keys: list, rows: np.ndarray) -> pa.Table:
+    """SQL rows and decoded events in the decoder's order: by the line that gave them, then as
+    the decoder returned them."""
+    if not events:
+        return bulk
+    decoded = events_to_arrow([enrich(ev) for ev in events], None)
+    table = pa.concat_tables([bulk, decoded])
+    line = np.concatenate((rows, np.fromiter((k[0] for k in keys), np.int64, len(keys))))
+    sub = np.concatenate((np.zeros(len(rows), np.int64), np.fromiter((k[1] for k in keys), np.int64, len(keys))))
+    order = np.lexsort((sub, line))
+    return table.take(pa.array(order))

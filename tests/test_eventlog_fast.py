@@ -1,0 +1,323 @@
+"""The event-log fast path (DuckDB SQL over blocks of lines) equals the decoder, row for row.
+
+Each log is ingested twice into two real stores: through the fast path, and through the
+reference decoder (``COMMITSLEUTH_EVENTLOG_FAST=0``); every column of ``events``, ``sources``
+and ``rejects`` must be equal (the run times of a source aside), or the test names the first
+difference. Logs: every corpus event log (plain, the four codecs, the rolling directory), a log
+made by bench/ingest_spark.py's generator, and logs written here with what the SQL path must
+hand to the decoder (bad lines, missing fields and times, texts JSON escapes, failures, commit
+denials, events before the application's id, a user's redaction regex, CRLF, bad UTF-8, a
+1 MiB line), each also with blocks of a few KiB so the decoder's carried state crosses blocks.
+
+Every other test's event logs are checked too: the suite sets COMMITSLEUTH_EVENTLOG_VERIFY
+(tests/conftest.py), so each block any test ingests is decoded by both and compared.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from commitsleuth.ingest import eventlog_fast, ingest, readers
+from commitsleuth.redact import clear_user_patterns
+from commitsleuth.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+EVENTS = "spark-events"
+CORPUS_LOGS = ("app-20161116163331-0000", "application_1628109047826_1317105", "local-1422981780767",
+               "codecs/local-1795296595467.lz4", "codecs/local-1795296602547.snappy",
+               "codecs/local-1795296610133.zstd", "codecs/local-1795296617196.lzf",
+               "eventlog_v2_local-1766844910796")
+_RUN_TIMES = {"started_at", "finished_at"}
+
+
+def _blocks(monkeypatch, size: int) -> None:
+    """Blocks of about ``size`` bytes (the reader reads CHUNK bytes at a time, so both shrink)."""
+    monkeypatch.setattr(eventlog_fast, "BLOCK", size)
+    monkeypatch.setattr(readers, "CHUNK", min(size, readers.CHUNK))
+
+
+def _ingest(db: Path, paths: list[Path], fast: bool, monkeypatch, stop=None):
+    monkeypatch.setenv(eventlog_fast.ENV, "1" if fast else "0")
+    monkeypatch.setenv(eventlog_fast.VERIFY_ENV, "0")  # the two stores are compared here instead
+    clear_user_patterns()  # a log's spark.redaction.regex must not carry over to the other run
+    with Store(db) as store:
+        return ingest(store, [str(p) for p in paths], stop_requested=stop)
+
+
+def assert_same_store(fast_db: Path, ref_db: Path) -> int:
+    """Every row of events, sources and rejects equal in both stores; returns the events compared."""
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{fast_db}' AS f (READ_ONLY); ATTACH '{ref_db}' AS r (READ_ONLY)")
+    compared = 0
+    for table, order in (("events", "event_id"), ("sources", "source_id"), ("rejects", "source_id, reason")):
+        cols = [c[0] for c in con.execute(f"DESCRIBE r.{table}").fetchall() if c[0] not in _RUN_TIMES]
+        sel = ", ".join(f'"{c}"' for c in cols)
+        got = con.execute(f"SELECT {sel} FROM f.{table} ORDER BY {order}").fetchall()
+        want = con.execute(f"SELECT {sel} FROM r.{table} ORDER BY {order}").fetchall()
+        assert len(got) == len(want), f"{table}: {len(got)} rows by the fast path, {len(want)} by the decoder"
+        for n, (a, b) in enumerate(zip(got, want)):
+            if a != b:
+                diff = [f"{c}: fast path {x!r}, decoder {y!r}" for c, x, y in zip(cols, a, b) if x != y]
+                pytest.fail(f"{table} row {n + 1} differs:\n  " + "\n  ".join(diff))
+        if table == "events":
+            compared = len(want)
+    con.close()
+    return compared
+
+
+def _both(tmp_path: Path, paths: list[Path], monkeypatch) -> int:
+    fast_report = _ingest(tmp_path / "fast.duckdb", paths, True, monkeypatch)
+    ref_report = _ingest(tmp_path / "ref.duckdb", paths, False, monkeypatch)
+    assert [(r.status, r.events, r.lines, r.rejected) for r in fast_report.results] == \
+        [(r.status, r.events, r.lines, r.rejected) for r in ref_report.results]
+    return assert_same_store(tmp_path / "fast.duckdb", tmp_path / "ref.duckdb")
+
+
+@pytest.mark.parametrize("name", CORPUS_LOGS)
+@pytest.mark.parametrize("block", [eventlog_fast.BLOCK, 4096])
+def test_corpus_event_log_equals_the_decoder(tmp_path, corpus, monkeypatch, name, block):
+    _blocks(monkeypatch, block)
+    assert _both(tmp_path, [corpus / EVENTS / name], monkeypatch) > 0
+
+
+def test_generated_event_log_equals_the_decoder(tmp_path, monkeypatch):
+    """bench/ingest_spark.py's generator: the corpus's job, stage, task, exclusion events
+    replicated with new ids (the benchmark's own log, smaller)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from ingest_spark import make_event_log
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    log = tmp_path / "local-1700000000000-gen"
+    make_event_log(log, 20_000)
+    _blocks(monkeypatch, 1 << 20)
+    assert _both(tmp_path, [log], monkeypatch) >= 20_000
+
+
+def _line(event: dict) -> str:
+    return json.dumps(event, separators=(",", ":"))  # as Spark writes it: no spaces
+
+
+def _task(kind: str, tid: int, **over) -> dict:
+    info = {"Task ID": tid, "Index": tid % 4, "Attempt": 0, "Partition ID": tid % 4,
+            "Launch Time": 1700000000000 + tid, "Executor ID": str(tid % 3), "Host": f"host{tid % 2}",
+            "Speculative": tid % 5 == 0, "Finish Time": 1700000001000 + tid}
+    info.update(over.pop("info", {}))
+    ev = {"Event": f"SparkListenerTask{kind}", "Stage ID": tid // 10, "Stage Attempt ID": 0, "Task Info": info}
+    if kind == "End":
+        ev["Task End Reason"] = over.pop("reason", {"Reason": "Success"})
+        ev["Task Metrics"] = {"Output Metrics": {"Bytes Written": 100 + tid, "Records Written": tid}}
+    ev.update(over)
+    return ev
+
+
+def _edge_lines() -> list[str]:
+    """Lines the SQL path maps and lines it must leave to the decoder, interleaved."""
+    secret = "s3cr3tValue"
+    lines = [
+        _line({"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"}),
+        _line({"Event": "SparkListenerEnvironmentUpdate",
+               "Spark Properties": {"spark.speculation": "true", "spark.redaction.regex": "(?i)mytoken",
+                                    "spark.mytoken.value": "abc"},
+               "Hadoop Properties": {"mapreduce.fileoutputcommitter.algorithm.version": "2"}}),
+        _line(_task("Start", 0)),  # before the application start: releases the held environment
+        _line({"Event": "SparkListenerApplicationStart", "App Name": "edge", "App ID": "app-edge-0001",
+               "Timestamp": 1700000000000, "User": "alice"}),
+        _line({"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 1700000000100,
+               "Stage IDs": [0, 1], "Properties": {"spark.jobGroup.id": "grp 1", "spark.sql.execution.id": "7"}}),
+        _line({"Event": "SparkListenerJobStart", "Job ID": 1, "Stage IDs": []}),  # no time, no properties
+        _line({"Event": "SparkListenerJobStart", "Job ID": 2, "Submission Time": 1700000000200,
+               "Stage IDs": [2], "Properties": {"spark.jobGroup.id": "grp \"quoted\" \\ é"}}),
+        _line({"Event": "SparkListenerStageSubmitted", "Stage Info": {
+            "Stage ID": 0, "Stage Attempt ID": 0, "Stage Name": "save at <console>:27", "Number of Tasks": 4,
+            "Submission Time": 1700000000300}}),
+        _line({"Event": "SparkListenerStageSubmitted", "Stage Info": {
+            "Stage ID": 1, "Stage Attempt ID": 1, "Stage Name": "naïve stage", "Number of Tasks": 2}}),
+        _line({"Event": "SparkListenerStageSubmitted", "Stage Info": {"Stage ID": 2}}),
+        "",
+        "   ",
+        '{"Event":"SparkListenerTaskStart","Stage ID":0,"Task Info":{"Task ID":',  # truncated
+        '["not", "an event"]',
+        '{"no": "event field"}',
+        '{"Event": "SparkListenerTaskStart", "Stage ID": 0, "Stage Attempt ID": 0, "Task Info": '
+        '{"Task ID": 90, "Index": 1, "Attempt": 0, "Launch Time": 1700000000400}}',  # spaced JSON
+        _line(_task("Start", 1)),
+        _line(_task("Start", 2, info={"Partition ID": -1})),
+        _line(_task("Start", 3, info={"Launch Time": 0})),  # time 0: the decoder's last time
+        _line(_task("Start", 4, info={"Executor ID": "<driver>"})),
+        _line({k: v for k, v in _task("Start", 5).items() if k != "Stage Attempt ID"}),
+        _line(_task("Start", 6, info={"Attempt": None})),
+        _line(_task("Start", 7, info={"Speculative": None, "Host": None})),
+        _line(_task("End", 1)),
+        _line(_task("End", 2, reason={"Reason": "TaskKilled", "Kill Reason": "another attempt succeeded"})),
+        _line(_task("End", 3, reason={"Reason": "TaskKilled", "Kill Reason": "killed: ünïcode"})),
+        _line(_task("End", 4, reason={"Reason": "TaskCommitDenied", "Job ID": 0, "Partition ID": 0,
+                                      "Attempt Number": 1})),
+        _line(_task("End", 5, reason={"Reason": "ExceptionFailure", "Class Name": "java.io.IOException",
+                                      "Description": "disk full\n\tat X.y(X.java:1)", "Stack Trace": []})),
+        _line(_task("End", 6, reason={"Reason": "ExceptionFailure", "Class Name": "java.lang.Error",
+                                      "Description": ""})),
+        _line(_task("End", 7, reason={"Reason": "FetchFailed", "Description": f"password={secret}"})),
+        _line(_task("End", 8, reason={"Reason": "Resubmitted"})),
+        _line(_task("End", 9, info={"Finish Time": None})),
+        _line(_task("End", 10, reason={"Reason": "TaskKilled", "Kill Reason": f"token {secret}"})),
+        _line(_task("End", 11, **{"Task Metrics": None})),
+        _line(_task("End", 12, reason=None)),
+        _line(_task("End", 13, reason={})),
+        _line(_task("End", 14, reason={"Reason": "TaskKilled", "Kill Reason": "mytoken=abc"})),
+        _line({"Event": "SparkListenerStageCompleted", "Stage Info": {
+            "Stage ID": 0, "Stage Attempt ID": 0, "Completion Time": 1700000000900}}),
+        _line({"Event": "SparkListenerStageCompleted", "Stage Info": {
+            "Stage ID": 1, "Stage Attempt ID": 1, "Completion Time": 1700000000950,
+            "Failure Reason": "Job aborted"}}),
+        _line({"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 2, "Failure Reason": ""}}),
+        _line({"Event": "SparkListenerJobEnd", "Job ID": 0, "Completion Time": 1700000001000,
+               "Job Result": {"Result": "JobSucceeded"}}),
+        _line({"Event": "SparkListenerJobEnd", "Job ID": 1, "Job Result": {"Result": "JobSucceeded"}}),
+        _line({"Event": "SparkListenerJobEnd", "Job ID": 2, "Completion Time": 1700000001100,
+               "Job Result": {"Result": "JobFailed", "Exception": {"Message": "boom"}}}),
+        _line({"Event": "org.apache.spark.scheduler.SparkListenerExecutorBlacklisted", "time": 1700000001200,
+               "executorId": "1", "taskFailures": 4}),
+        _line({"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 7,
+               "description": "insert", "time": 1700000001300,
+               "physicalPlanDescription": "== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand "
+                                          "hdfs://nn/warehouse/db.db/t, false, [dt#1], Parquet, "
+                                          "[path=hdfs://nn/warehouse/db.db/t], Append, `spark_catalog`.`db`.`t`"}),
+        _line({"Event": "SparkListenerTaskStart", "Stage ID": 3, "Stage Attempt ID": 0,
+               "Task Info": {"Task ID": 30, "Index": 0, "Attempt": 0, "Launch Time": 1700000001400}}),
+        _line({"Event": "SparkListenerApplicationEnd", "Timestamp": 1700000002000}),
+    ]
+    return lines
+
+
+def _write(path: Path, lines: list[str], crlf_every: int = 0, extra: bytes = b"") -> Path:
+    out = bytearray()
+    for n, line in enumerate(lines):
+        out += line.encode() + (b"\r\n" if crlf_every and n % crlf_every == 0 else b"\n")
+    out += extra
+    path.write_bytes(bytes(out))
+    return path
+
+
+@pytest.mark.parametrize("block", [eventlog_fast.BLOCK, 512])
+@pytest.mark.parametrize("named", [True, False], ids=["app-id-in-name", "no-app-id-in-name"])
+def test_edge_cases_equal_the_decoder(tmp_path, monkeypatch, block, named):
+    _blocks(monkeypatch, block)
+    name = "app-edge-0001" if named else "events.json"
+    # repeated so block boundaries fall everywhere; CRLF on every third line; an unfinished
+    # last line as an in-progress log ends
+    lines = _edge_lines() * 3
+    log = _write(tmp_path / name, lines, crlf_every=3, extra=b'{"Event":"SparkListenerTaskEnd","Stage')
+    assert _both(tmp_path, [log], monkeypatch) > 100
+
+
+def test_bad_utf8_and_a_long_line_equal_the_decoder(tmp_path, monkeypatch):
+    """A block holding bytes that are not UTF-8 or a line over 1 MiB is read as the reader
+    reads it (bad bytes replaced, the line cut), by the decoder, the rest by SQL."""
+    _blocks(monkeypatch, 64 << 10)
+    lines = [_line(_task("Start", i)) for i in range(200)]
+    bad = _line(_task("End", 1, reason={"Reason": "TaskKilled", "Kill Reason": "XX"})).replace("XX", "\udcff")
+    long = _line({"Event": "SparkListenerJobStart", "Job ID": 9, "Submission Time": 1700000000000,
+                  "Properties": {"spark.jobGroup.id": "g" * (1 << 20)}})
+    log = tmp_path / "app-utf8-0001"
+    with open(log, "wb") as f:
+        f.write(("\n".join(lines[:100]) + "\n").encode())
+        f.write(bad.encode("utf-8", "surrogateescape") + b"\n")
+        f.write((long + "\n").encode())
+        f.write(("\n".join(lines[100:]) + "\n").encode())
+    assert _both(tmp_path, [log], monkeypatch) >= 200
+
+
+def test_compressed_and_rolling_logs_of_the_edge_cases(tmp_path, monkeypatch, corpus):
+    """The edge-case log as a zstd file and as a rolling directory of three parts."""
+    import zstandard
+
+    _blocks(monkeypatch, 2048)
+    lines = _edge_lines() * 2
+    plain = "".join(line + "\n" for line in lines).encode()
+    zst = tmp_path / "logs" / "app-edge-0002.zstd"
+    zst.parent.mkdir()
+    zst.write_bytes(zstandard.ZstdCompressor().compress(plain))
+    rolling = tmp_path / "logs" / "eventlog_v2_app-edge-0003"
+    rolling.mkdir()
+    third = len(lines) // 3
+    for n, part in enumerate((lines[:third], lines[third:2 * third], lines[2 * third:]), 1):
+        _write(rolling / f"events_{n}_app-edge-0003", part)
+    (rolling / "appstatus_app-edge-0003").write_bytes(b"")
+    # both hold one application (the edge lines' start names it): the second source adds only
+    # the events the first lacks (events.event_key), on both paths alike
+    assert _both(tmp_path, [tmp_path / "logs"], monkeypatch) > 50
+
+
+def test_a_stopped_fast_ingest_continued_stores_each_event_once(tmp_path, monkeypatch):
+    """Exactly once: stopped at a checkpoint after its first blocks, the same call continues;
+    each event is stored once, as one ingest by the decoder stores it. (What a decoder carries
+    from line to line, the last time and an application id the file name does not give, starts
+    afresh on a continued read, on both paths: the facts compared are the ones of the line.)"""
+    _blocks(monkeypatch, 4096)
+    log = _write(tmp_path / "app-edge-0001", _edge_lines() * 6)
+    calls = {"n": 0}
+
+    def stop_at_the_third_check():
+        calls["n"] += 1
+        return 2 if calls["n"] == 3 else 0
+
+    from commitsleuth.errors import IngestInterrupted
+
+    with pytest.raises(IngestInterrupted):
+        _ingest(tmp_path / "fast.duckdb", [log], True, monkeypatch, stop=stop_at_the_third_check)
+    with Store(tmp_path / "fast.duckdb") as store:
+        stored = store.count("events")
+    report = _ingest(tmp_path / "fast.duckdb", [log], True, monkeypatch)
+    assert 0 < stored and report.results[0].status == "ok"
+    _ingest(tmp_path / "ref.duckdb", [log], False, monkeypatch)
+    facts = ("SELECT line_no, byte_offset, kind, attempt_id, job_id, status, detail, raw FROM {}.events "
+             "ORDER BY ALL")
+    progress = "SELECT status, bytes_read, lines, events, rejected FROM {}.sources"
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{tmp_path / 'fast.duckdb'}' AS f (READ_ONLY); "
+                f"ATTACH '{tmp_path / 'ref.duckdb'}' AS r (READ_ONLY)")
+    fast, ref = con.execute(facts.format("f")).fetchall(), con.execute(facts.format("r")).fetchall()
+    assert len(fast) == len(ref) > stored
+    assert fast == ref
+    assert con.execute(progress.format("f")).fetchall() == con.execute(progress.format("r")).fetchall()
+
+
+def test_a_difference_is_found_and_named(tmp_path, monkeypatch):
+    """The checks can fail: a fast path that maps one status wrongly is caught by both the
+    store comparison and the block verification, each naming the column."""
+    broken = eventlog_fast._SQL.replace("WHEN 'TaskKilled' THEN 'killed'", "WHEN 'TaskKilled' THEN 'success'")
+    assert broken != eventlog_fast._SQL
+    monkeypatch.setattr(eventlog_fast, "_SQL", broken)
+    log = _write(tmp_path / "app-edge-0005", _edge_lines())
+    _ingest(tmp_path / "fast.duckdb", [log], True, monkeypatch)
+    _ingest(tmp_path / "ref.duckdb", [log], False, monkeypatch)
+    with pytest.raises(pytest.fail.Exception, match="status: fast path 'success', decoder 'killed'"):
+        assert_same_store(tmp_path / "fast.duckdb", tmp_path / "ref.duckdb")
+    monkeypatch.setenv(eventlog_fast.ENV, "1")
+    monkeypatch.setenv(eventlog_fast.VERIFY_ENV, "1")
+    with Store(tmp_path / "verify.duckdb") as store:
+        with pytest.raises(eventlog_fast.FastPathMismatch, match="column status: fast path 'success', decoder 'killed'"):
+            ingest(store, [str(log)])
+
+
+def test_the_suite_verifies_every_event_log_it_ingests():
+    """tests/conftest.py turns the block-by-block verification on for every test."""
+    import os
+
+    assert os.environ.get(eventlog_fast.VERIFY_ENV) == "1"
+
+
+def test_two_logs_in_one_ingest(tmp_path, corpus, monkeypatch):
+    """A corpus log and the edge cases in one directory: one ingest, several sources, equal."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(corpus / EVENTS / "application_1628109047826_1317105", logs)
+    _write(logs / "app-edge-0006", _edge_lines())
+    assert _both(tmp_path, [logs], monkeypatch) > 50
