@@ -29,11 +29,12 @@ def main() -> int:
     ap.add_argument("--size", default="150M")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", default="/tmp/commitsleuth-bench")
+    ap.add_argument("--log", help="ingest this file instead of the generated HiveServer2 log")
     args = ap.parse_args()
     work = Path(args.dir)
     work.mkdir(parents=True, exist_ok=True)
-    log = work / f"hs2-{args.size}.log"
-    if not log.exists() or log.stat().st_size < parse_size(args.size):
+    log = Path(args.log) if args.log else work / f"hs2-{args.size}.log"
+    if not args.log and (not log.exists() or log.stat().st_size < parse_size(args.size)):
         generate(log, parse_size(args.size))
     mb = log.stat().st_size / 1e6
     walls: dict[str, list[float]] = {e: [] for e in args.exes}
