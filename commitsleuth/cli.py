@@ -248,7 +248,8 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
     Lists PATH (a local directory, or any Hadoop FileSystem URI such as hdfs://… or s3a://…,
     listed through a local Spark session) and reports duplicate task files (000005_0 next to
     000005_1), files of several write jobs in one partition, leftover _temporary /
-    .spark-staging / _tmp directories and empty partitions. Exits like analyze.
+    .spark-staging / _tmp directories and empty partitions. Exits like analyze, or 2 when a
+    subdirectory cannot be read (one Error line each; the rest is audited and reported).
 
     \b
     Examples:
@@ -260,13 +261,16 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
     from commitsleuth.report.text import findings_json, findings_text
 
     with Store(db or ":memory:") as store:
-        n, findings = run_audit(store, path)
+        n, findings, unlisted = run_audit(store, path)
         if fmt == "json":
             click.echo(findings_json(store, findings))
         else:
-            click.echo(printable(redact(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}")))
+            skipped = f" ({len(unlisted)} not readable, the rest audited)" if unlisted else ""
+            click.echo(printable(redact(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}{skipped}")))
             click.echo(findings_text(store, findings))
-    return _exit_for(findings, fail_on)
+    for entry in unlisted:  # an incomplete audit is an input error, like an unreadable file to ingest
+        _error(printable(entry.error))
+    return EXIT_USAGE if unlisted else _exit_for(findings, fail_on)
 
 
 @cli.command()

@@ -81,6 +81,38 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
             pause = min(pause * 2, 0.5)
 
 
+def check_writable(path: str) -> None:
+    """StoreWriteError unless the store file can be written and its write-ahead log created
+    beside it. DuckDB opens a writable file in a read-only directory, then fails at the first
+    commit, when it creates ``<file>.wal``; so both are tried here, before anything is done."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    if not os.path.isdir(directory):
+        return  # DuckDB's own "cannot open" says it
+    for existing in (path, path + ".wal"):
+        if os.path.exists(existing):
+            try:
+                os.close(os.open(existing, os.O_WRONLY))
+            except OSError as exc:
+                what = "" if existing == path else f" (its write-ahead log {existing})"
+                raise StoreWriteError(f"cannot write the store {path}: {exc.strerror}{what}") from None
+    probe = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.probe")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise StoreWriteError(f"cannot write the store {path}: {exc.strerror} (its directory {directory} "
+                              "must take the store's write-ahead log)") from None
+    os.unlink(probe)
+
+
+@contextmanager
+def _writing(path: str):
+    """A failed commit outside a checkpoint (the WAL cannot be written) is a StoreWriteError."""
+    try:
+        yield
+    except (duckdb.IOException, duckdb.TransactionException) as exc:
+        raise StoreWriteError(f"cannot write the store {path}: {str(exc).splitlines()[0]}") from None
+
+
 class Store:
     """An open commitsleuth database. Use as a context manager or call ``close()``."""
 
@@ -88,6 +120,8 @@ class Store:
         self.path = str(path or default_db_path())
         if read_only and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
+        if not read_only and self.path != ":memory:":
+            check_writable(self.path)
         try:
             config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
             self.con = duckdb.connect(self.path, read_only=read_only, config=config)
@@ -191,10 +225,11 @@ class Store:
         values = {"status": "running", "started_at": _now(), **_redacted(values)}
         uri = redact(uri)
         cols = ["source_id", "uri", "kind", *values]
-        self.con.execute(
-            f"INSERT INTO sources ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-            [source_id, uri, kind, *values.values()],
-        )
+        with _writing(self.path):
+            self.con.execute(
+                f"INSERT INTO sources ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                [source_id, uri, kind, *values.values()],
+            )
         return source_id
 
     def update_source(self, source_id: int, **values) -> None:
@@ -202,9 +237,10 @@ class Store:
             return
         values = _redacted(values)
         sets = ", ".join(f"{k} = ?" for k in values)
-        self.con.execute(
-            f"UPDATE sources SET {sets} WHERE source_id = ?", [*values.values(), source_id]
-        )
+        with _writing(self.path):
+            self.con.execute(
+                f"UPDATE sources SET {sets} WHERE source_id = ?", [*values.values(), source_id]
+            )
 
     # -- events ----------------------------------------------------------------------------
     def next_event_id(self) -> int:
@@ -277,13 +313,10 @@ class Store:
             self.add_rejects(source_id, rejects or {})
             self.update_source(source_id, **progress)
             self.con.execute("COMMIT")
-        except duckdb.Error as exc:
+        except (duckdb.Error, StoreWriteError) as exc:
             self._next_event_id = next_id
-            try:
-                self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # the failed COMMIT already ended the transaction
-            raise StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}") from None
+            self._rollback()
+            raise self._write_error(exc) from None
 
     def supersede_source(self, source_id: int, reason: str) -> None:
         """Retire a source whose file was replaced by a new version: its events move to
@@ -295,12 +328,20 @@ class Store:
             self.con.execute("DELETE FROM events WHERE source_id = ?", [source_id])
             self.update_source(source_id, status="superseded", reason=reason)
             self.con.execute("COMMIT")
-        except duckdb.Error as exc:
-            try:
-                self.con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}") from None
+        except (duckdb.Error, StoreWriteError) as exc:
+            self._rollback()
+            raise self._write_error(exc) from None
+
+    def _rollback(self) -> None:
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # the failed COMMIT already ended the transaction
+
+    def _write_error(self, exc: Exception) -> StoreWriteError:
+        if isinstance(exc, StoreWriteError):
+            return exc
+        return StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}")
 
     def resume_point(self, source: dict) -> tuple[int, int, int]:
         """Where an unfinished source continues: (byte offset, line number, events already
@@ -327,13 +368,14 @@ class Store:
     def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
         """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""
         for reason, (count, first_line, sample) in rejects.items():
-            self.con.execute(
-                """
-                INSERT INTO rejects VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (source_id, reason) DO UPDATE SET count = count + excluded.count
-                """,
-                [source_id, reason, count, first_line, redact(sample)],
-            )
+            with _writing(self.path):
+                self.con.execute(
+                    """
+                    INSERT INTO rejects VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (source_id, reason) DO UPDATE SET count = count + excluded.count
+                    """,
+                    [source_id, reason, count, first_line, redact(sample)],
+                )
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:

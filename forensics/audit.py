@@ -16,7 +16,7 @@ import datetime as dt
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
@@ -40,27 +40,44 @@ class Entry:
     size: int | None
     mtime: dt.datetime | None
     manifest: dict | str | None = None  # a committer's _SUCCESS manifest, read
+    error: str | None = None  # why this path could not be listed (then it holds no event)
+
+
+class AuditResult(NamedTuple):
+    listed: int
+    findings: list[Finding]
+    unlisted: list[Entry]  # subdirectories (or entries) that could not be read: not audited
 
 
 def walk_local(root: str) -> Iterator[Entry]:
-    """Every file under ``root`` and every leaf partition directory (k=v with no k=v below)."""
+    """Every file under ``root`` and every leaf partition directory (k=v with no k=v below).
+    A subdirectory or entry that cannot be read is one ``Entry`` with ``error`` and the walk
+    goes on; only a root that cannot be listed stops it (InputError)."""
     stack = [root]
     while stack:
         top = stack.pop()
         try:
             entries = sorted(os.scandir(top), key=lambda e: e.name)
         except OSError as exc:
-            raise InputError(f"cannot list {top}: {exc.strerror or exc}") from None
+            if top == root:
+                raise InputError(f"cannot list {top}: {exc.strerror or exc}") from None
+            yield Entry(top, True, None, None, error=f"cannot list {top}: {exc.strerror or exc}")
+            continue
         subparts = False
         for e in entries:
-            if e.is_dir(follow_symlinks=False):
-                stack.append(e.path)
-                if _TEMP_DIR.match(e.name):
-                    yield Entry(e.path, True, None, _mtime(e.stat(follow_symlinks=False).st_mtime))
-                subparts = subparts or bool(_PART_DIR.match(e.name))
-            else:
-                st = e.stat(follow_symlinks=False)
-                yield Entry(e.path, False, st.st_size, _mtime(st.st_mtime), _local_manifest(e.path, e.name, st.st_size))
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append(e.path)
+                    if _TEMP_DIR.match(e.name):
+                        yield Entry(e.path, True, None, _mtime(e.stat(follow_symlinks=False).st_mtime))
+                    subparts = subparts or bool(_PART_DIR.match(e.name))
+                else:
+                    st = e.stat(follow_symlinks=False)
+                    yield Entry(e.path, False, st.st_size, _mtime(st.st_mtime),
+                                _local_manifest(e.path, e.name, st.st_size))
+            except OSError as exc:  # a directory readable but not searchable: names, no stat
+                yield Entry(e.path, False, None, None)  # the name alone still tells duplicates
+                yield Entry(e.path, False, None, None, error=f"cannot stat {e.path}: {exc.strerror or exc}")
         if top != root and _PART_DIR.match(os.path.basename(top)) and not subparts:
             yield Entry(top, True, None, _mtime(os.stat(top).st_mtime))
 
@@ -92,8 +109,11 @@ def walk_hadoop(uri: str, spark) -> Iterator[Entry]:
 
 
 def record_listing(store: Store, root: str, entries: Iterator[Entry],
-                   progress: Callable[[int], None] | None = None) -> int:
-    """Write a listing into ``store`` as one inventory source (replacing an earlier listing of it)."""
+                   progress: Callable[[int], None] | None = None,
+                   unlisted: list[Entry] | None = None) -> int:
+    """Write a listing into ``store`` as one inventory source (replacing an earlier listing of it).
+    Entries that could not be read go to ``unlisted`` and make the source ``partial``."""
+    unlisted = [] if unlisted is None else unlisted
     for (old,) in store.con.execute(
         "SELECT source_id FROM sources WHERE uri = ? AND kind = 'inventory'", [root]
     ).fetchall():
@@ -103,6 +123,9 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
     batch: list[Event] = []
     written = 0
     for entry in entries:
+        if entry.error:
+            unlisted.append(entry)
+            continue
         ev = Event("file", ts=entry.mtime, source_id=sid, path=entry.path, size=entry.size,
                    detail={"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None)
         batch.append(enrich(ev))
@@ -112,13 +135,19 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
             if progress:
                 progress(written)
     written += store.write_events(batch)
-    store.update_source(sid, status="ok", events=written, lines=written,
-                        finished_at=dt.datetime.now().replace(microsecond=0))
+    reason = None
+    unlisted.sort(key=lambda e: e.path)
+    if unlisted:
+        more = f" and {len(unlisted) - 1} more" if len(unlisted) > 1 else ""
+        reason = f"{unlisted[0].error}{more}: not audited"
+    store.update_source(sid, status="partial" if unlisted else "ok", reason=reason, events=written,
+                        lines=written, finished_at=dt.datetime.now().replace(microsecond=0))
     return written
 
 
-def audit(store: Store, path: str, *, spark=None) -> tuple[int, list[Finding]]:
-    """List ``path`` into ``store`` and analyze; returns (entries listed, findings)."""
+def audit(store: Store, path: str, *, spark=None) -> AuditResult:
+    """List ``path`` into ``store`` and analyze: (entries listed, findings, what could not be
+    listed; the rest is audited all the same)."""
     if _SCHEME.match(path) and not re.match(r"^[a-zA-Z]:[\\/]", path):
         if spark is None:
             spark = _spark_session()
@@ -129,8 +158,9 @@ def audit(store: Store, path: str, *, spark=None) -> tuple[int, list[Finding]]:
             raise InputError(f"no such directory: {path}")
         root = os.path.abspath(path)
         entries = walk_local(root)
+    unlisted: list[Entry] = []
     try:
-        n = record_listing(store, root, entries)
+        n = record_listing(store, root, entries, unlisted=unlisted)
     except InputError:
         raise
     except Exception as exc:  # a Hadoop FileSystem error arrives as a Py4J Java exception
@@ -138,7 +168,7 @@ def audit(store: Store, path: str, *, spark=None) -> tuple[int, list[Finding]]:
             raise
         first = str(exc.java_exception.toString()).splitlines()[0]
         raise InputError(f"cannot list {path}: {first}") from None
-    return n, analyze(store)
+    return AuditResult(n, analyze(store), unlisted)
 
 
 def _spark_session():

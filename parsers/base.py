@@ -254,28 +254,35 @@ def parse_lines(
     continuation: list[str] = []
     seen_head = headless
 
-    for line_no, offset, text in lines:
-        stats.lines += 1
-        if "\x00" in text:
-            stats.reject(BINARY, line_no, text)
-            continue
-        if headless:
-            if parser.headless_attempt(text):
+    try:
+        for line_no, offset, text in lines:
+            stats.lines += 1
+            if "\x00" in text:
+                stats.reject(BINARY, line_no, text)
                 continue
-        elif not fmt.matches_head(text):
-            if pending is not None and len(continuation) < MAX_CONTINUATION_LINES:
-                continuation.append(text)
-            elif not seen_head and text.strip():
-                stats.reject("no head before first record", line_no, text)
-            continue
-        seen_head = True
-        stats.records += 1
+            if headless:
+                if parser.headless_attempt(text):
+                    continue
+            elif not fmt.matches_head(text):
+                if pending is not None and len(continuation) < MAX_CONTINUATION_LINES:
+                    continuation.append(text)
+                elif not seen_head and text.strip():
+                    stats.reject("no head before first record", line_no, text)
+                continue
+            seen_head = True
+            stats.records += 1
+            if pending is not None:
+                stats.events += 1
+                yield finish(pending, continuation)
+                pending = None
+            continuation = []
+            pending = parser.event(line_no, offset, text)
+    except Exception:
+        # the lines stopped coming (a damaged stream): the record is kept as far as it was read
         if pending is not None:
             stats.events += 1
             yield finish(pending, continuation)
-            pending = None
-        continuation = []
-        pending = parser.event(line_no, offset, text)
+        raise
     if pending is not None:
         stats.events += 1
         yield finish(pending, continuation)

@@ -87,12 +87,12 @@ def test_audit_through_hadoop_fs_sees_what_a_failed_v2_job_left(spark, tmp_path)
     left = sorted(p.name for p in v2.glob("part-*.parquet"))
     assert left and not (v2 / "_SUCCESS").exists()
     with Store(":memory:") as store:
-        _, findings = audit(store, f"file:{v2}", spark=spark)
+        findings = audit(store, f"file:{v2}", spark=spark).findings
         assert [f.code for f in findings] == ["CS105"]
         assert findings[0].detail["files"] == left
         assert "did not commit" in findings[0].summary
     with Store(":memory:") as store:
-        _, findings = audit(store, f"file:{v1}", spark=spark) if v1.exists() else (0, [])
+        findings = audit(store, f"file:{v1}", spark=spark).findings if v1.exists() else []
         assert findings == []
 
 
@@ -108,3 +108,44 @@ def test_audit_an_unreachable_filesystem_is_one_clear_error(spark, tmp_path):
             assert "UnsupportedFileSystemException" in str(exc)
         else:
             raise AssertionError("listing an unknown filesystem must fail")
+
+
+def test_audit_reports_an_unreadable_subdirectory_and_audits_the_rest(tmp_path):
+    """Run without root's capabilities (setpriv, util-linux): the tests run as root, which reads
+    every directory. One partition directory cannot be listed (mode 000), one can be listed but
+    not searched (mode 444: names, no stat); the duplicate in the readable one is still found,
+    each unreadable path is one Error line, exit 2 (the audit is incomplete)."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+
+    table = tmp_path / "t"
+    _touch(table, "dt=2024-01-09/000005_0", "dt=2024-01-09/000005_1", "dt=2024-01-10/000001_0",
+           "dt=2024-01-11/000002_0")
+    closed, unsearchable = table / "dt=2024-01-10", table / "dt=2024-01-11"
+    closed.chmod(0o000)
+    unsearchable.chmod(0o444)
+    db = tmp_path / "audit.duckdb"
+    cli = str(Path(sys.executable).with_name("commitsleuth"))
+    env = {k: v for k, v in os.environ.items() if k != "COMMITSLEUTH_DB"}
+    try:
+        r = subprocess.run(["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all",
+                            cli, "audit", str(table), "--db", str(db)], env=env, capture_output=True, text=True)
+    except FileNotFoundError:
+        pytest.fail("setpriv (util-linux) is needed to run the audit without root's capabilities")
+    finally:
+        closed.chmod(0o755)
+        unsearchable.chmod(0o755)
+    assert r.returncode == 2, r.stderr
+    lines = r.stdout.splitlines()
+    # the files of dt=2024-01-09, 000002_0 by name only (no stat), the leaf dirs 09 and 11
+    assert lines[0] == f"listed 5 entries under {table} (2 not readable, the rest audited)"
+    assert "CS110" not in r.stdout  # dt=2024-01-11 holds a file, though its size is unknown
+    assert "    task 000005 published by 2 attempts into dt=2024-01-09: file 000005_0, file 000005_1" in lines
+    assert r.stderr.splitlines() == [f"Error: cannot list {closed}: Permission denied",
+                                     f"Error: cannot stat {unsearchable}/000002_0: Permission denied"]
+    with Store(db) as store:
+        assert store.con.execute("select kind, status, reason from sources").fetchall() == [
+            ("inventory", "partial", f"cannot list {closed}: Permission denied and 1 more: not audited")]

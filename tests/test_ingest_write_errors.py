@@ -72,7 +72,7 @@ def test_read_only_filesystem_is_one_error(cli, small_fs, tmp_path):
     subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
     r = cli("ingest", log, "--db", db)
     assert r.exit_code == 2
-    assert len(r.err.splitlines()) == 1 and r.err.startswith(f"Error: cannot open {db}: "), r.err
+    assert r.err == f"Error: cannot write the store {db}: Read-only file system\n"
     subprocess.run(["mount", "-o", "remount,rw", str(small_fs)], check=True)
     assert cli("ingest", log, "--db", db).exit_code == 0
     assert rows(db, "SELECT status, events FROM sources") == [("ok", 200)]
@@ -108,3 +108,77 @@ def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypat
     assert rows(db, EVENTS) == rows(clean, EVENTS)
     assert rows(db, "SELECT status, events, rejected FROM sources") == rows(clean, "SELECT status, events, rejected FROM sources")
     assert rows(db, "SELECT * FROM rejects") == rows(clean, "SELECT * FROM rejects")
+
+
+# -- a store location that cannot be written (directory, file, write-ahead log) -----------------
+# The tests run as root, which writes anywhere; the CLI runs without any capability (setpriv,
+# util-linux), so the permission bits hold for it as for any user.
+
+UNPRIVILEGED = ["setpriv", "--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+CLI = str(Path(sys.executable).with_name("commitsleuth"))
+
+
+def unprivileged(*args) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "COMMITSLEUTH_DB"}
+    try:
+        return subprocess.run([*UNPRIVILEGED, CLI, *map(str, args)], env=env, capture_output=True, text=True)
+    except FileNotFoundError:
+        pytest.fail("setpriv (util-linux) is needed to run the CLI without root's capabilities")
+
+
+@pytest.fixture
+def locked_dir(tmp_path):
+    d = tmp_path / "ro"
+    d.mkdir()
+    yield d
+    d.chmod(0o755)
+
+
+def test_a_new_store_in_a_read_only_directory_is_one_error(locked_dir, tmp_path):
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(300))
+    db = locked_dir / "store.duckdb"
+    locked_dir.chmod(0o555)
+    r = unprivileged("ingest", log, "--db", db)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"Error: cannot write the store {db}: Permission denied (its directory {locked_dir} "
+                        "must take the store's write-ahead log)\n")
+    assert list(locked_dir.iterdir()) == []
+
+
+def test_a_store_whose_write_ahead_log_cannot_be_created_is_one_error(cli, locked_dir, tmp_path):
+    """The store exists and is writable, its directory is not: DuckDB opened it and failed at the
+    first commit ("internal error: TransactionException"); the same command completes later."""
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(300))
+    db = locked_dir / "store.duckdb"
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    log.write_text(hive_log(600))
+    locked_dir.chmod(0o555)
+    for command in (["ingest", log], ["analyze"]):  # analyze stores its findings
+        r = unprivileged(*command, "--db", db)
+        assert (r.returncode, r.stdout) == (2, ""), r.stderr
+        assert r.stderr == (f"Error: cannot write the store {db}: Permission denied (its directory {locked_dir} "
+                            "must take the store's write-ahead log)\n")
+    assert rows(db, "SELECT status, events FROM sources") == [("ok", 100)]
+    locked_dir.chmod(0o755)
+    r = unprivileged("ingest", log, "--db", db)
+    assert r.returncode == 0, r.stderr
+    assert rows(db, "SELECT status, events FROM sources") == [("ok", 200)]
+
+
+def test_a_read_only_store_file_or_log_file_is_one_error(cli, tmp_path):
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(300))
+    db = tmp_path / "store.duckdb"
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    db.chmod(0o444)
+    r = unprivileged("ingest", log, "--db", db)
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", f"Error: cannot write the store {db}: Permission denied\n")
+    db.chmod(0o644)
+    wal = Path(f"{db}.wal")  # a write-ahead log left by a crash that this user cannot write
+    wal.write_bytes(b"")
+    wal.chmod(0o444)
+    r = unprivileged("ingest", log, "--db", db)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2, "", f"Error: cannot write the store {db}: Permission denied (its write-ahead log {wal})\n")

@@ -20,6 +20,9 @@ SNAPPY_MAGIC = b"\x82SNAPPY\x00"
 LZF_MAGIC = b"ZV"
 
 _LZ4_RAW, _LZ4_COMPRESSED = 0x10, 0x20
+# No block is bigger: lz4-java's largest is 32 MiB, snappy-java's default 32 KiB (Spark's
+# blockSize setting); a length beyond it is damage, not a block to allocate.
+MAX_BLOCK = 64 << 20
 
 
 def java_codec_of(head: bytes) -> str | None:
@@ -51,8 +54,11 @@ def lz4_blocks(f: BinaryIO) -> Iterator[bytes]:
         if magic != LZ4_MAGIC:
             raise OSError("damaged lz4 stream: block does not start with LZ4Block")
         token, clen, olen, _checksum = struct.unpack("<BiiI", _read_exact(f, 13))
-        data = _read_exact(f, clen)
         method = token & 0xF0
+        # lz4-java's own bound (the token's level); a damaged length must not be allocated
+        if not (0 <= olen <= 1 << (10 + (token & 0x0F)) and 0 <= clen <= MAX_BLOCK):
+            raise OSError("damaged lz4 stream: impossible block length")
+        data = _read_exact(f, clen)
         if olen == 0:
             continue  # the end mark written by finish(); another stream may follow
         if method == _LZ4_RAW:
@@ -77,7 +83,23 @@ def snappy_blocks(f: BinaryIO) -> Iterator[bytes]:
             _read_exact(f, 12)  # a header: the file starts with one, concatenated streams repeat it
             continue
         (n,) = struct.unpack(">i", size)
-        yield bytes(cramjam.snappy.decompress_raw(_read_exact(f, n)))
+        if not 0 <= n <= MAX_BLOCK:
+            raise OSError("damaged snappy stream: impossible block length")
+        block = _read_exact(f, n)
+        if _snappy_length(block) > MAX_BLOCK:
+            raise OSError("damaged snappy stream: impossible block length")
+        yield bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _snappy_length(block: bytes) -> int:
+    """The decoded length a raw snappy block starts with (a little-endian base-128 varint)."""
+    n = shift = 0
+    for byte in block[:5]:
+        n |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return n
+        shift += 7
+    return n
 
 
 def lzf_blocks(f: BinaryIO) -> Iterator[bytes]:
@@ -193,4 +215,17 @@ def open_java_stream(raw: BinaryIO) -> BinaryIO | None:
     raw.seek(0)
     if codec is None:
         return None
-    return ChunkStream(_BLOCKS[codec](raw), on_close=raw.close)
+    return ChunkStream(_whole_lines(_BLOCKS[codec](raw)), on_close=raw.close)
+
+
+def _whole_lines(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """The blocks, then ``EOFError`` when the last one ends inside a line: snappy and lzf
+    streams have no end mark, and Spark ends every event with a newline and flushes whole
+    blocks, so a stream cut at a block boundary shows as a last line without its end."""
+    last = b"\n"
+    for block in blocks:
+        if block:
+            last = block[-1:]
+        yield block
+    if last != b"\n":
+        raise EOFError("compressed stream ends inside a line (truncated file)")

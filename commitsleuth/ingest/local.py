@@ -563,8 +563,12 @@ class FileRead:
 
 
 def _scan(scanner: BlockScanner, blocks, close: bool = True) -> Iterator:
-    for offset, data in blocks:
-        yield from scanner.feed(offset, data)
+    try:
+        for offset, data in blocks:
+            yield from scanner.feed(offset, data)
+    except ReadError:
+        yield from scanner.close()  # the record before the damage, with the lines it got
+        raise
     if close:
         yield from scanner.close()
 

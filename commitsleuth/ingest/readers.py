@@ -53,14 +53,12 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
     codec = codec_of(raw.read(4))
     raw.seek(0)
     if codec == "gzip":
-        return _Inflate(raw, lambda: zlib.decompressobj(wbits=31))
+        return _Inflate(raw, _Gzip)
     if codec == "bzip2":
         return _Inflate(raw, bz2.BZ2Decompressor)
     if codec == "zstd":
-        import zstandard
-
         # Through _Inflate, like gzip: zstandard's stream reader ends a truncated frame silently.
-        return _Inflate(raw, lambda: zstandard.ZstdDecompressor().decompressobj())
+        return _Inflate(raw, _ZstdFrame)
     if codec == "lz4":
         import lz4.frame
 
@@ -71,14 +69,24 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
     return open_java_stream(raw) or raw
 
 
+STEP = 1 << 20  # most bytes one decoder call returns: 2 GB of NULs compress to 2 MB or less
+RAW_READ = 256 * 1024
+
+
 class _Inflate(io.RawIOBase):
-    """gzip/bzip2 stream (concatenated members too) that hands out everything decoded before
-    a damage, then raises: ``GzipFile.read`` drops a whole read's output when the stream ends early."""
+    """A compressed stream (concatenated members too) read in bounded steps, that hands out
+    everything decoded before a damage, then raises: ``GzipFile.read`` drops a whole read's
+    output when the stream ends early, and a decoder fed freely inflates a run of NULs whole.
+
+    ``make`` gives a decoder of one member with the ``bz2.BZ2Decompressor`` interface:
+    ``decompress(data, max_length)``, ``needs_input``, ``eof``, ``unused_data``.
+    """
 
     def __init__(self, raw: BinaryIO, make: Callable):
         self.raw, self.make = raw, make
         self.dec, self.started = make(), False
-        self.out = b""
+        self.pending = b""  # raw bytes after a member's end, for the next member
+        self.out = bytearray()
         self.damage: BaseException | None = None
         self.done = False
 
@@ -86,37 +94,140 @@ class _Inflate(io.RawIOBase):
         return True
 
     def read(self, n: int = -1) -> bytes:
-        while not self.done and (n < 0 or len(self.out) < n):
-            data = self.raw.read(256 * 1024)
+        want = (1 << 62) if n is None or n < 0 else n
+        while len(self.out) < want and not self.done:
+            self.out += self._step()
+        if not self.out and self.damage is not None:
+            raise self.damage
+        got = bytes(self.out[:want])
+        del self.out[:want]
+        return got
+
+    def _step(self) -> bytes:
+        data = b""
+        if self.dec.needs_input:
+            data, self.pending = self.pending or self.raw.read(RAW_READ), b""
             if not data:
                 self.done = True
                 if self.started and not self.dec.eof:
                     self.damage = EOFError("compressed stream ends early")
-                break
-            try:
-                self._feed(data)
-            except Exception as exc:  # noqa: BLE001 - zlib.error, OSError: raised after the good part
-                self.damage, self.done = exc, True
-        if n < 0 or n >= len(self.out):
-            got, self.out = self.out, b""
-        else:
-            got, self.out = self.out[:n], self.out[n:]
-        if not got and self.damage is not None:
-            raise self.damage
-        return got
-
-    def _feed(self, data: bytes) -> None:
-        while data:
+                return b""
             self.started = True
-            self.out += self.dec.decompress(data)
-            if not self.dec.eof:
-                return
-            data = self.dec.unused_data  # the next member of a concatenated stream, if any
+        try:
+            got = self.dec.decompress(data, STEP)
+        except Exception as exc:  # noqa: BLE001 - zlib.error, OSError, ZstdError: after the good part
+            self.damage, self.done = exc, True
+            return b""
+        if self.dec.eof:  # the next member of a concatenated stream, if any, starts here
+            self.pending = self.dec.unused_data
             self.dec, self.started = self.make(), False
+        return got
 
     def close(self) -> None:
         self.raw.close()
         super().close()
+
+
+class _Gzip:
+    """zlib's gzip decoder with the ``BZ2Decompressor`` interface ``_Inflate`` uses."""
+
+    def __init__(self):
+        self.z = zlib.decompressobj(wbits=31)
+        self.needs_input = True
+
+    @property
+    def eof(self) -> bool:
+        return self.z.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return self.z.unused_data
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        got = self.z.decompress(self.z.unconsumed_tail or data, max_length)
+        self.needs_input = not self.z.unconsumed_tail and len(got) < max_length
+        return got
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZSTD_BLOCK_MAX = 128 << 10  # what one block regenerates at most (RFC 8878, Block_Maximum_Size)
+
+
+class _ZstdFrame:
+    """One zstd frame, given to zstandard's decoder a whole block at a time, so a call returns
+    at most ``max_length`` bytes plus one block (zstandard's decoder has no output bound; one
+    RLE block of 4 bytes regenerates 128 KiB). The ``BZ2Decompressor`` interface."""
+
+    def __init__(self):
+        import zstandard
+
+        self.dec = zstandard.ZstdDecompressor().decompressobj()
+        self.buf = b""
+        self.state = "header"  # header, block, checksum
+        self.checksum = False
+        self.eof, self.unused_data, self.needs_input = False, b"", True
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        buf = self.buf + data if self.buf else data
+        out: list[bytes] = []
+        produced = pos = 0
+        self.needs_input = True
+        while not self.eof:
+            if produced and produced + _ZSTD_BLOCK_MAX > max_length:
+                self.needs_input = False
+                break
+            unit = self._unit(buf, pos)
+            if unit is None:
+                break
+            size, skip = unit
+            if not skip:
+                got = self.dec.decompress(buf[pos:pos + size])
+                produced += len(got)
+                out.append(got)
+            pos += size
+        if self.eof:
+            self.unused_data, self.needs_input, buf = buf[pos:], False, b""
+        self.buf = buf[pos:]
+        return b"".join(out)
+
+    def _unit(self, buf: bytes, pos: int) -> tuple[int, bool] | None:
+        """(length, skipped) of the next whole header, block or checksum at ``pos``, or None
+        when ``buf`` does not hold it all yet; moves the state past it."""
+        have = len(buf) - pos
+        if self.state == "header":
+            if have < 8:
+                return None
+            magic = buf[pos:pos + 4]
+            if magic[1:] == b"\x2a\x4d\x18" and magic[0] & 0xF0 == 0x50:  # a skippable frame
+                size = 8 + int.from_bytes(buf[pos + 4:pos + 8], "little")
+                if have < size:
+                    return None
+                self.eof = True
+                return size, True
+            if magic != _ZSTD_MAGIC:
+                return have, False  # the decoder says what is wrong
+            fhd = buf[pos + 4]
+            single, dict_flag, fcs_flag = fhd >> 5 & 1, fhd & 3, fhd >> 6
+            size = 5 + (0 if single else 1) + (0, 1, 2, 4)[dict_flag] + ((1 if single else 0), 2, 4, 8)[fcs_flag]
+            self.checksum = bool(fhd >> 2 & 1)
+            self.state = "block"
+            return size, False
+        if self.state == "block":
+            if have < 3:
+                return None
+            head = int.from_bytes(buf[pos:pos + 3], "little")
+            size = 3 + (1 if head >> 1 & 3 == 1 else head >> 3)  # an RLE block holds one byte
+            if have < size:
+                return None
+            if head & 1:  # the last block
+                self.state = "checksum"
+                if not self.checksum:
+                    self.eof = True
+            return size, False
+        if have < 4:
+            return None
+        self.eof = True
+        return 4, False
 
 
 def is_plain(path: Path) -> bool:
@@ -131,14 +242,29 @@ def line_bounds(path: Path, parts: int) -> list[int]:
     bounds = [0]
     with open(path, "rb") as f:
         for i in range(1, parts):
-            f.seek(max(size * i // parts, bounds[-1]))
-            f.readline()
-            at = min(f.tell(), size)
+            at = size * i // parts
+            if at < bounds[-1]:
+                continue  # inside the long line that ended the range before
+            at = min(_next_line(f, at), size)
             if at > bounds[-1]:
                 bounds.append(at)
     if bounds[-1] < size:
         bounds.append(size)
     return bounds
+
+
+def _next_line(f: BinaryIO, at: int) -> int:
+    """Where the first line starting after ``at`` starts (the file's end if none does), found
+    a chunk at a time: ``readline`` would hold a gigabyte line (a run of NULs) in memory."""
+    f.seek(at)
+    while True:
+        chunk = f.read(CHUNK)
+        if not chunk:
+            return f.tell()
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return at + nl + 1
+        at += len(chunk)
 
 
 def fingerprint(path: Path, limit: int = HEAD_BYTES) -> str:
