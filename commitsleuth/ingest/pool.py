@@ -21,7 +21,7 @@ MAX_WORKERS = 4
 PARALLEL_MIN = int(os.environ.get("COMMITSLEUTH_PARALLEL_MIN", 128 << 20))
 SPREAD_MIN = int(os.environ.get("COMMITSLEUTH_SPREAD_MIN", 16 << 20))
 RANGE = int(os.environ.get("COMMITSLEUTH_RANGE", 64 << 20))  # per worker task: memory stays bounded
-IN_FLIGHT_BYTES = 4 * RANGE  # source bytes handed out and not yet written
+IN_FLIGHT_BYTES = 256 << 20  # source bytes handed out and not yet written (4 default ranges)
 
 
 def workers_for(sizes: Iterable[int]) -> int:
