@@ -461,8 +461,13 @@ def formats() -> int:
 
 
 def _size(path) -> int:
+    """Bytes a source's read advances the progress bar by (a rolling directory: its parts)."""
+    from pathlib import Path
+
+    from commitsleuth.ingest.eventlogs import size_of
+
     try:
-        return os.path.getsize(path)
+        return size_of(Path(path))
     except OSError:
         return 0
 

@@ -25,7 +25,7 @@ from typing import Callable, Iterable, Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from commitsleuth.ingest import app_end, eventlog_fast, eventlogs
+from commitsleuth.ingest import app_end, eventlog_fast, eventlogs, pool as workers_pool
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -39,10 +39,8 @@ from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
 BATCH = 10_000
-# plain files this big are scanned by several processes (the environment lowers it for tests)
-PARALLEL_MIN = int(os.environ.get("COMMITSLEUTH_PARALLEL_MIN", 128 << 20))
-MAX_WORKERS = 4
-RANGE = int(os.environ.get("COMMITSLEUTH_RANGE", 64 << 20))  # per worker task: memory stays bounded
+# when workers start and how big their tasks are: commitsleuth/ingest/pool.py (the environment tunes it)
+PARALLEL_MIN, RANGE = workers_pool.PARALLEL_MIN, workers_pool.RANGE
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
 
 
@@ -143,7 +141,7 @@ def ingest(
     fmt_forced = get_format(format_name) if format_name else None
     files = expand_paths(paths)
     report = IngestReport()
-    workers = _workers(sum(_size(f) for f in files))
+    workers = _workers([_size(f) for f in files])
     planned: deque = deque()
     opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
     stop = stop_requested or (lambda: 0)
@@ -153,8 +151,8 @@ def ingest(
                 break  # the reads planned so far stop at their first checkpoint below
             item = _plan(store, path, fmt_forced, progress, pool, keep_reads, opened)
             planned.append(item)
-            # Workers read ahead of the writes, a bounded number of tasks: memory stays flat.
-            while sum(len(i.futures) for i in planned if isinstance(i, FileRead)) > 2 * workers + 2:
+            # Workers read ahead of the writes, a bounded amount of work: memory stays flat.
+            while workers_pool.ahead(*_handed_out(planned), workers):
                 report.results.append(_finish(store, planned.popleft(), on_events, stop))
         while planned:
             report.results.append(_finish(store, planned.popleft(), on_events, stop))
@@ -232,9 +230,15 @@ def _end_with(pid: int) -> None:
 
 def _size(path: Path) -> int:
     try:
-        return path.stat().st_size
+        return eventlogs.size_of(path)
     except OSError:
         return 0
+
+
+def _handed_out(planned: Iterable) -> tuple[int, int]:
+    """(tasks, source bytes) in the pool for the planned reads not written yet."""
+    tasks = [(a, b) for item in planned if isinstance(item, FileRead) for a, b, _ in item.futures]
+    return len(tasks), sum(b - a for a, b in tasks)
 
 
 def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
@@ -573,10 +577,8 @@ def _scan(scanner: BlockScanner, blocks, close: bool = True) -> Iterator:
         yield from scanner.close()
 
 
-def _workers(size: int) -> int:
-    if size < PARALLEL_MIN:
-        return 1
-    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+def _workers(sizes: list[int]) -> int:
+    return workers_pool.workers_for(sizes)
 
 
 class _WorkerError(Exception):

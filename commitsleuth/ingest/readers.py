@@ -231,9 +231,13 @@ class _ZstdFrame:
 
 
 def is_plain(path: Path) -> bool:
-    """True for an uncompressed file, which can be read from any offset."""
+    """True for an uncompressed file, which can be read from any offset (not a standard
+    compressed one, nor one of Spark's Java lz4/snappy/lzf streams)."""
+    from commitsleuth.ingest.codecs import java_codec_of
+
     with open(path, "rb") as f:
-        return codec_of(f.read(4)) is None
+        head = f.read(16)
+    return codec_of(head) is None and java_codec_of(head) is None
 
 
 def line_bounds(path: Path, parts: int) -> list[int]:
