@@ -1,15 +1,17 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--rounds 3] [--tasks 20000]
+    .venv/bin/python bench/listener_overhead.py [--pairs 5] [--tasks 20000] [--hooks] [--naive]
 
-Each round runs the same job three ways, in rotating order: with no listener (the baseline),
-with commitsleuth attached, and with the obvious design (a Python SparkListener that calls
-``JsonProtocol.sparkEventToJsonString`` per event and inserts each event into DuckDB). It prints
-the wall time of each run, the median ratio against the baseline of the same round, the task
-ends each listener stored against the number Spark ran, and Spark's dropped-event counters.
-Because the machine may be shared, it also prints the CPU seconds each run cost the driver
-(JVM + Python, from attach to the last event stored), which other processes' load disturbs far
-less than wall time, and the load average.
+Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
+(attach before, flush and detach after; the wall time is the job's), alternating which goes
+first. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
+event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
+``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB). For wall
+time and the driver's CPU (JVM + Python, all threads, from attach to the last event stored) it
+prints the ratio of the medians and the median of the per-pair ratios with min-max; per run the
+CPU split between the JVM and Python, the CPU the capture's loads took, the events py4j carried
+to Python listeners, the task ends stored against the number Spark ran, Spark's dropped-event
+counters, and `uptime` once per pair: the machine may be shared.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
@@ -29,7 +32,7 @@ from pyspark.sql import SparkSession
 
 from commitsleuth.listener import attach
 from commitsleuth.listener.hooks import listener_class
-from commitsleuth.listener.jvm import dropped_events, listener_methods
+from commitsleuth.listener.jvm import HOOKS_QUEUE, dropped_events, listener_methods
 from commitsleuth.parsers.spark_events import SparkEventDecoder
 from commitsleuth.store import Store
 
@@ -85,14 +88,21 @@ class NaiveListener:
         self.con.close()
 
 
-def cpu_seconds(spark) -> float:
-    """CPU time of this driver: the JVM and the Python process, all threads (Linux /proc)."""
+def cpu_split(spark) -> tuple[float, float]:
+    """CPU seconds of this driver so far: (the JVM, the Python process), all threads (Linux /proc)."""
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     jvm = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    return jvm + usage.ru_utime + usage.ru_stime
+    return jvm, usage.ru_utime + usage.ru_stime
+
+
+def queue_events(sc, queue: str) -> int:
+    """Events Spark's bus delivered on ``queue`` so far (its processing timer's count)."""
+    timers = sc._jsc.sc().listenerBus().metrics().metricRegistry().getTimers()
+    timer = timers.get(f"queue.{queue}.listenerProcessingTime")
+    return int(timer.getCount()) if timer is not None else 0
 
 
 def run_job(spark, tasks: int) -> float:
@@ -101,79 +111,93 @@ def run_job(spark, tasks: int) -> float:
     return time.perf_counter() - t0
 
 
+def summary(name: str, values: dict[str, list[float]], variant: str) -> str:
+    base, mine = values["none"], values[variant]
+    per_pair = [m / b for m, b in zip(mine, base)]
+    return (f"{name} median {statistics.median(mine):7.2f} s  ratio of medians "
+            f"{statistics.median(mine) / statistics.median(base):.3f}  median of per-pair ratios "
+            f"{statistics.median(per_pair):.3f} (min-max {min(per_pair):.3f}-{max(per_pair):.3f}; "
+            f"per pair {', '.join(f'{r:.3f}' for r in per_pair)})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--tasks", type=int, default=20_000)
+    ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
+    ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
     args = ap.parse_args()
     spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
     run_job(spark, 2000)  # JIT and class loading out of the first measured run
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
-    times: dict[str, list[float]] = {"none": [], "commitsleuth": [], "naive": []}
-    cpu: dict[str, list[float]] = {"none": [], "commitsleuth": [], "naive": []}
-    cpu_ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
-    captured: dict[str, list[str]] = {"commitsleuth": [], "naive": []}
-    ratios: dict[str, list[float]] = {"commitsleuth": [], "naive": []}
-    order = ["none", "commitsleuth", "naive"]
-    drops_before = dropped_events(spark.sparkContext)
+    variants = ["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
+    times: dict[str, list[float]] = {v: [] for v in variants}
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
+    captured: dict[str, list[str]] = {v: [] for v in variants[1:]}
+    drops_before = dropped_events(sc)
     dropped: dict[str, dict[str, int]] = {}
+    expected = args.tasks + 1  # the count's second stage runs one task
 
-    def note_drops(spark, variant: str) -> None:
+    def note_drops(variant: str) -> None:
         """Read while the variant's queues still exist (a queue with no listener is removed)."""
-        for queue, n in dropped_events(spark.sparkContext).items():
+        for queue, n in dropped_events(sc).items():
             if n > drops_before.get(queue, 0):
                 per = dropped.setdefault(variant, {})
                 per[queue] = per.get(queue, 0) + n - drops_before.get(queue, 0)
                 drops_before[queue] = n
-    for rnd in range(args.rounds):
-        this_round, this_cpu = {}, {}
-        for variant in order[rnd % 3:] + order[: rnd % 3]:
-            db = tmp / f"{variant}-{rnd}.duckdb"
-            cpu0 = cpu_seconds(spark)
-            expected = args.tasks + 1  # the count's second stage runs one task
+
+    for pair in range(args.pairs):
+        print(f"pair {pair + 1}: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
+              flush=True)
+        order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
+        for variant in order:
+            db = tmp / f"{variant}-{pair}.duckdb"
+            jvm0, py0 = cpu_split(spark)
+            hooks0 = queue_events(sc, HOOKS_QUEUE)
+            extra = ""
             if variant == "none":
-                this_round[variant] = run_job(spark, args.tasks)
-                note_drops(spark, variant)
-            elif variant == "commitsleuth":
-                handle = attach(spark, db=db)
-                this_round[variant] = run_job(spark, args.tasks)
+                wall = run_job(spark, args.tasks)
+                note_drops(variant)
+            elif variant in ("commitsleuth", "hooks"):
+                handle = attach(spark, db=db, hooks=variant == "hooks")
+                wall = run_job(spark, args.tasks)
                 handle.flush()
-                note_drops(spark, variant)
+                callbacks = queue_events(sc, HOOKS_QUEUE) - hooks0  # read while the queue exists
+                note_drops(variant)
                 handle.detach()
                 with Store(db, read_only=True) as store:
                     got = store.count("events WHERE kind = 'attempt_end'")
                 captured[variant].append(f"{got}/{expected}")
+                extra = (f"  loads {handle.stats.load_cpu:5.2f} s cpu  py4j callbacks {callbacks}"
+                         f"  task ends {got}/{expected}")
             else:
                 naive = NaiveListener(spark, db)
-                this_round[variant] = run_job(spark, args.tasks)
+                wall = run_job(spark, args.tasks)
                 naive.wait_idle(expected)
-                note_drops(spark, variant)
+                note_drops(variant)
                 naive.detach()
                 captured[variant].append(f"{naive.task_ends}/{expected}")
-            this_cpu[variant] = cpu_seconds(spark) - cpu0
-            times[variant].append(this_round[variant])
-            cpu[variant].append(this_cpu[variant])
-            print(f"round {rnd + 1} {variant:12s} wall {this_round[variant]:7.2f} s  cpu {this_cpu[variant]:7.2f} s"
-                  f"  load {os.getloadavg()[0]:.1f}", flush=True)
-        for variant in ratios:
-            ratios[variant].append(this_round[variant] / this_round["none"])
-            cpu_ratios[variant].append(this_cpu[variant] / this_cpu["none"])
+                extra = f"  task ends {naive.task_ends}/{expected}"
+            jvm1, py1 = cpu_split(spark)
+            times[variant].append(wall)
+            cpu[variant].append(jvm1 - jvm0 + py1 - py0)
+            print(f"pair {pair + 1} {variant:12s} wall {wall:7.2f} s  cpu {cpu[variant][-1]:7.2f} s"
+                  f" (jvm {jvm1 - jvm0:6.2f}, python {py1 - py0:5.2f}){extra}", flush=True)
     print()
-    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.rounds} rounds")
+    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
           f"cpu median {statistics.median(cpu['none']):7.2f} s")
-    for variant in ratios:
-        print(f"{variant:16s} wall median {statistics.median(times[variant]):7.2f} s  "
-              f"ratio {statistics.median(ratios[variant]):.3f} (per round: "
-              f"{', '.join(f'{r:.3f}' for r in ratios[variant])})")
-        print(f"{'':16s} cpu  median {statistics.median(cpu[variant]):7.2f} s  "
-              f"ratio {statistics.median(cpu_ratios[variant]):.3f} (per round: "
-              f"{', '.join(f'{r:.3f}' for r in cpu_ratios[variant])})  task ends stored {', '.join(captured[variant])}")
-    for variant in ("none", "commitsleuth", "naive"):
+    for variant in variants[1:]:
+        print(f"{variant:16s} {summary('wall', times, variant)}")
+        print(f"{'':16s} {summary('cpu ', cpu, variant)}")
+        print(f"{'':16s} task ends stored {', '.join(captured[variant])}")
+    for variant in variants:
         print(f"events Spark dropped with {variant}: {dropped.get(variant) or 'none'}")
+    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     spark.stop()
 
 

@@ -16,7 +16,8 @@ def attach(spark, db=None, **options) -> LiveCapture:
     """Capture ``spark``'s events into the store ``db`` until ``detach()`` (or the with-block ends).
 
     ``spark`` is a SparkSession or SparkContext. Options: ``interval`` (seconds between loads,
-    default 0.5), ``hooks`` (the Python SparkListener, default on), ``inventory`` (list each SQL
+    default 1.0), ``hooks`` (a Python SparkListener that loads at once on job and application end,
+    default off: py4j calls it for every event Spark posts), ``inventory`` (list each SQL
     write's output location when it ends, default on), ``spool_dir``, ``keep_spool``.
     """
     return LiveCapture(spark, db, **options)

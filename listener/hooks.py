@@ -1,7 +1,8 @@
-"""The Python-side SparkListener: a py4j object implementing SparkListenerInterface.
+"""The optional Python-side SparkListener: a py4j object implementing SparkListenerInterface.
 
-It serves the few moments Python must act on (application end: load everything before the
-driver goes; job end: load soon). It sits on its own bus queue, so even a stalled Python side
+Off by default (``attach(..., hooks=True)`` turns it on): py4j calls it for every event Spark
+posts, some 40,000 callbacks for a 20,000-task job, although it acts on two (application end:
+load everything before the driver goes; job end: load soon); the spool carries both anyway. It sits on its own bus queue, so even a stalled Python side
 can only fill that queue, never Spark's ``shared`` one; every method returns at once. The
 method list is read from the running Spark by reflection (35 methods in 3.5 and 4.x), so a
 Spark that adds one does not get an exception per event.
