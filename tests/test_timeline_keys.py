@@ -17,7 +17,7 @@ import pytest
 from commitsleuth.forensics.timeline import timeline_rows, view_rows
 from commitsleuth.store import Store
 
-from test_detector_cases import SCENARIOS_DIR, _cases, load_case, scenario
+from test_detector_cases import SCENARIOS_DIR, cases_of, load_case, scenario
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def _same(store: Store, most: int | None = None) -> int:
 
 
 def _fixtures():
-    for param in _cases():
+    for param in cases_of():
         code, case = param.values
         yield pytest.param(case, id=param.id)
     for entry in sorted(SCENARIOS_DIR.iterdir(), key=lambda e: e.name):
