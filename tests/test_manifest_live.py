@@ -17,7 +17,7 @@ FACTORY = "org.apache.hadoop.mapreduce.lib.output.committer.manifest.ManifestCom
 
 
 def _cs111(store: Store, path: str, spark=None):
-    _, findings = audit(store, path, spark=spark)
+    findings = audit(store, path, spark=spark).findings
     return [f for f in findings if f.code == "CS111"]
 
 
