@@ -337,11 +337,11 @@ ORDER BY 1, 3 NULLS LAST, 8, 9, 2
 """
 
 
-def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | None]]) -> dict[int, list[Row]]:
+def rows_for(store: Store, keys: Sequence[tuple[str | None, str | None, str | None]]) -> dict[int, list[TimelineRow]]:
     """Timeline rows of many partitions in one query; ``keys`` are (location, table, partition)."""
     import pyarrow as pa
 
-    out: dict[int, list[Row]] = {i: [] for i in range(len(keys))}
+    out: dict[int, list[TimelineRow]] = {i: [] for i in range(len(keys))}
     if not keys:
         return out
     keys_tbl = pa.table(  # noqa: F841 - read by DuckDB by name
