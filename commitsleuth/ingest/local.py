@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from commitsleuth.ingest import app_end, eventlog_fast, eventlogs, pool as workers_pool
+from commitsleuth.ingest.ahead import ahead
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -535,7 +536,7 @@ class FileRead:
         reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
         fast = eventlog_fast.FastEventLog(self.ctx, self.stats, self.first_line)
         try:
-            yield from fast.tables(reader)
+            yield from ahead(fast.tables(reader))  # block n + 1 parsed while block n is written
         finally:
             self.bytes_read = reader.bytes_read
             self.invalid_utf8, self.long_lines = fast.invalid_utf8, reader.long_lines
