@@ -533,13 +533,27 @@ class FileRead:
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
 
     def _fast_eventlog(self) -> Iterator[pa.Table]:
+        """Block n + 1 parsed in a thread while block n is written. The reader's counters run
+        ahead of what is written, so each table comes with the counts as they were when it was
+        made, and this read's counts follow the tables written, never further."""
         reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
-        fast = eventlog_fast.FastEventLog(self.ctx, self.stats, self.first_line)
-        try:
-            yield from ahead(fast.tables(reader))  # block n + 1 parsed while block n is written
-        finally:
-            self.bytes_read = reader.bytes_read
-            self.invalid_utf8, self.long_lines = fast.invalid_utf8, reader.long_lines
+        fast = eventlog_fast.FastEventLog(self.ctx, ParseStats(), self.first_line)
+
+        def counted() -> Iterator[tuple]:
+            def now():
+                return fast.stats.snapshot(), reader.bytes_read, fast.invalid_utf8, reader.long_lines
+            try:
+                for table in fast.tables(reader):
+                    yield table, now()
+            except Exception:  # what was counted up to a damage goes with it
+                yield None, now()
+                raise
+            yield None, now()  # lines after the last event
+
+        for table, (stats, self.bytes_read, self.invalid_utf8, self.long_lines) in ahead(counted()):
+            self.stats.restore(stats)
+            if table is not None:
+                yield table
 
     def _collect(self) -> Iterator[pa.Table]:
         """The pool's results in file order, line numbers shifted past the ranges before."""
