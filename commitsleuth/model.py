@@ -89,8 +89,8 @@ class Event:
     size: int | None = None
     status: str | None = None
     detail: dict[str, Any] | None = field(default=None)
-    raw: str | None = None
     event_key: int | None = None  # identity of a Spark event across live, spool and event log
+    raw: str | None = None  # last, as in the store (migration 0019 moved it)
 
 
 EVENT_COLUMNS: tuple[str, ...] = ("event_id",) + tuple(f.name for f in fields(Event))

@@ -23,8 +23,9 @@ from commitsleuth.model import Event, events_to_arrow
 from commitsleuth.redact import redact
 
 DEFAULT_DB = "commitsleuth.duckdb"
-# Files readable by every DuckDB since 1.0, so the user's own `duckdb` shell opens the store.
-STORAGE_COMPATIBILITY = "v1.0.0"
+# Files readable by every DuckDB since 1.2 (the user's own `duckdb` shell opens the store); 1.2 is
+# the first storage with zstd-compressed text, which raw lines need (migration 0019).
+STORAGE_COMPATIBILITY = "v1.2.0"
 # WAL size that triggers a checkpoint. DuckDB's 16 MB default recompresses the growing table at
 # every few batches of an event log (its raw lines are most of the bytes): 256 MB writes them
 # about a third faster (bench/ingest_spark.py) and bounds what waits in memory for a checkpoint.
@@ -46,6 +47,19 @@ def migrations() -> list[tuple[int, str, str]]:
         if m:
             found.append((int(m.group(1)), m.group(2), entry.read_text(encoding="utf-8")))
     return sorted(found)
+
+
+def _takes_zstd(con) -> bool:
+    """Whether the open store's storage can hold zstd-compressed columns (files created with
+    DuckDB storage v1.2 or newer; older stores keep their encodings)."""
+    con.execute("BEGIN")
+    try:
+        con.execute("CREATE TABLE zstd_probe (x VARCHAR USING COMPRESSION zstd)")
+        return True
+    except duckdb.BinderException:
+        return False
+    finally:
+        con.execute("ROLLBACK")
 
 
 def latest_version() -> int:
@@ -141,6 +155,8 @@ class Store:
             self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
             self.migrate()
         self._next_event_id: int | None = None
+        self._pending = False  # an ingest's transaction is open (write_checkpoint(commit=False))
+        self._pending_from: int | None = None  # the next event id when it began
 
     # -- lifecycle -------------------------------------------------------------------------
     @contextmanager
@@ -186,6 +202,8 @@ class Store:
             # numbered by issue, so a store may lack one below its newest: apply what is missing
             if version in applied:
                 continue
+            if "USING COMPRESSION" in sql and not _takes_zstd(con):
+                sql = re.sub(r" USING COMPRESSION \w+", "", sql)
             con.execute("BEGIN")
             try:
                 con.execute(sql)
@@ -302,21 +320,42 @@ class Store:
         self._next_event_id = self.next_event_id() + batch.num_rows
 
     def write_checkpoint(self, batch: pa.Table, source_id: int, rejects: dict | None = None,
-                         **progress) -> None:
+                         commit: bool = True, **progress) -> None:
         """Append a batch, the rejects counted with it and the source's progress in one
         transaction: after a crash the store holds all or none of them, so a later ingest
-        continues exactly where the events stop."""
-        next_id = self._next_event_id
+        continues exactly where the events stop. With ``commit=False`` the transaction stays
+        open for the next batches (``commit_pending`` ends it): DuckDB writes the full row
+        groups of a big transaction straight into the file, compressed, where small commits
+        go through the write-ahead log and are written a second time at its checkpoint."""
         try:
-            self.con.execute("BEGIN")
+            if not self._pending:
+                self.con.execute("BEGIN")
+                self._pending, self._pending_from = True, self._next_event_id
             self.write_arrow(batch)
             self.add_rejects(source_id, rejects or {})
             self.update_source(source_id, **progress)
-            self.con.execute("COMMIT")
+            if commit:
+                self.con.execute("COMMIT")
+                self._pending = False
         except (duckdb.Error, StoreWriteError) as exc:
-            self._next_event_id = next_id
-            self._rollback()
+            self._abandon_pending()
             raise self._write_error(exc) from None
+
+    def commit_pending(self) -> None:
+        """Commit the batches ``write_checkpoint(commit=False)`` left open, if any."""
+        if not self._pending:
+            return
+        try:
+            self.con.execute("COMMIT")
+            self._pending = False
+        except (duckdb.Error, StoreWriteError) as exc:
+            self._abandon_pending()
+            raise self._write_error(exc) from None
+
+    def _abandon_pending(self) -> None:
+        self._next_event_id = self._pending_from
+        self._pending = False
+        self._rollback()
 
     def supersede_source(self, source_id: int, reason: str) -> None:
         """Retire a source whose file was replaced by a new version: its events move to

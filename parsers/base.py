@@ -64,6 +64,17 @@ class ParseStats:
             if line_no < entry[1]:
                 entry[1], entry[2] = line_no, text[:500]
 
+    def snapshot(self) -> "ParseStats":
+        """A copy of the counters as they are now (a reader thread runs ahead of the writer)."""
+        return ParseStats(self.lines, self.records, self.events, self.rejected, self.merged,
+                          {reason: list(entry) for reason, entry in self.rejects.items()})
+
+    def restore(self, snapshot: "ParseStats") -> None:
+        """The counters set to a snapshot's, in place."""
+        self.lines, self.records, self.events = snapshot.lines, snapshot.records, snapshot.events
+        self.rejected, self.merged = snapshot.rejected, snapshot.merged
+        self.rejects = {reason: list(entry) for reason, entry in snapshot.rejects.items()}
+
     def merge(self, other: "ParseStats", line_shift: int = 0) -> None:
         """Add another part's counters (a later range of the same file, lines shifted)."""
         self.lines += other.lines

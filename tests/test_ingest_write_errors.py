@@ -36,7 +36,11 @@ def small_fs(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def test_full_disk_is_one_error_and_the_same_command_completes(cli, small_fs, tmp_path):
+def test_full_disk_is_one_error_and_the_same_command_completes(cli, small_fs, tmp_path, monkeypatch):
+    from commitsleuth.ingest import local
+
+    # commits every 1,000 events (not a row group's 122,880), so some are stored before the disk fills
+    monkeypatch.setattr(local, "COMMIT_ROWS", 1_000)
     log = tmp_path / "hive.log"
     log.write_text(hive_log(60_000))  # ~10 MB of text, 20,000 events: more than the disk holds
     clean = tmp_path / "clean.duckdb"
@@ -78,7 +82,15 @@ def test_read_only_filesystem_is_one_error(cli, small_fs, tmp_path):
     assert rows(db, "SELECT status, events FROM sources") == [("ok", 200)]
 
 
-def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypatch):
+@pytest.mark.parametrize("commit_rows, kept", [(1, 20_000), (None, 0)])
+def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypatch, commit_rows, kept):
+    from commitsleuth.ingest import local
+
+    # commit_rows 1: each batch is committed with its checkpoint, and the two before the failure
+    # stay; by default the three batches are one transaction (fewer than COMMIT_ROWS events),
+    # and none of it stays
+    if commit_rows is not None:
+        monkeypatch.setattr(local, "COMMIT_ROWS", commit_rows)
     log = tmp_path / "hive.log"
     # 30,000 events: three batches; a binary line in the second one is rejected, and that
     # count survives the failure like the events
@@ -99,9 +111,9 @@ def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypat
     assert r.exit_code == 2
     assert r.err == (f"Error: cannot write to {db}: IO Error: Could not write file \"store.duckdb.wal\": "
                      "Input/output error\n")
-    assert rows(db, "SELECT status, events, rejected FROM sources") == [("running", 20_000, 1)]
-    assert rows(db, "SELECT reason, count FROM rejects") == [("binary data (NUL bytes)", 1)]
-    assert rows(db, "SELECT count(*) FROM events") == [(20_000,)]
+    assert rows(db, "SELECT status, events, rejected FROM sources") == [("running", kept, 1 if kept else 0)]
+    assert rows(db, "SELECT reason, count FROM rejects") == ([("binary data (NUL bytes)", 1)] if kept else [])
+    assert rows(db, "SELECT count(*) FROM events") == [(kept,)]
     monkeypatch.setattr(Store, "write_arrow", real_write)
     again = cli("ingest", log, "--db", db)
     assert again.exit_code == 0, again.err

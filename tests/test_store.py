@@ -71,3 +71,67 @@ def test_a_migration_numbered_below_the_newest_applied_still_runs(tmp_path):
     with Store(db) as store:
         assert store.count("superseded_events") == 0
         assert 10 in {v for (v,) in store.con.execute("SELECT version FROM schema_version").fetchall()}
+
+
+def _raw_encodings(store) -> set[str]:
+    store.con.execute("CHECKPOINT")
+    return {c for (c,) in store.con.execute(
+        "SELECT DISTINCT compression FROM pragma_storage_info('events') WHERE column_name = 'raw' "
+        "AND segment_type = 'VARCHAR'").fetchall()}
+
+
+def _some_events(n: int) -> list[Event]:
+    ts = dt.datetime(2024, 1, 1)
+    return [Event(kind="attempt_end", ts=ts, raw=f'{{"Event":"SparkListenerTaskEnd","Task ID":{i}}}' * 8)
+            for i in range(n)]
+
+
+def test_raw_lines_are_stored_zstd_compressed(db_path):
+    """Migration 0019: raw, most of a store's bytes, is zstd-compressed (cheap to write)."""
+    with Store(db_path) as store:
+        store.write_events(_some_events(5_000))
+        assert _raw_encodings(store) == {"ZSTD"}
+        assert [r[0] for r in store.con.execute("DESCRIBE events").fetchall()][-1] == "raw"
+
+
+def test_a_store_on_storage_older_than_zstd_still_migrates(tmp_path, monkeypatch):
+    """A store file created for DuckDB 1.0 storage cannot hold zstd: 0019 keeps its encodings."""
+    import commitsleuth.store as store_module
+
+    db = tmp_path / "old.duckdb"
+    monkeypatch.setattr(store_module, "STORAGE_COMPATIBILITY", "v1.0.0")
+    with Store(db) as store:
+        assert store.schema_version() == latest_version()
+        store.write_events(_some_events(5_000))
+        assert "ZSTD" not in _raw_encodings(store)
+    monkeypatch.undo()
+    with Store(db) as store:  # and opens as before under today's setting
+        assert store.count("events") == 5_000
+
+
+def test_batches_left_open_are_all_or_nothing(db_path):
+    """An ingest commits its checkpoints in transactions of many batches: a store closed before
+    the commit (a crash) holds none of them and the source's progress from before; the commit
+    holds them all with the last progress."""
+    from commitsleuth.model import events_to_arrow
+
+    def batch(n):
+        return events_to_arrow(_some_events(n), None)
+
+    with Store(db_path) as store:
+        sid = store.add_source("/logs/app.log", "file")
+        store.write_checkpoint(batch(10), sid, bytes_read=100, lines=10, events=10)
+        store.write_checkpoint(batch(20), sid, commit=False, bytes_read=300, lines=30, events=30)
+        store.write_checkpoint(batch(30), sid, commit=False, bytes_read=600, lines=60, events=60)
+    with Store(db_path) as store:
+        assert store.count("events") == 10
+        assert store.con.execute("SELECT bytes_read, lines, events FROM sources").fetchall() == [(100, 10, 10)]
+        store.write_checkpoint(batch(20), sid, commit=False, bytes_read=300, lines=30, events=30)
+        store.write_checkpoint(batch(30), sid, commit=False, bytes_read=600, lines=60, events=60)
+        store.commit_pending()
+        store.commit_pending()  # nothing left open: a no-op
+    with Store(db_path) as store:
+        assert store.count("events") == 60
+        assert store.con.execute("SELECT min(event_id), max(event_id), count(DISTINCT event_id) FROM events"
+                                 ).fetchall() == [(1, 60, 60)]
+        assert store.con.execute("SELECT bytes_read, lines, events FROM sources").fetchall() == [(600, 60, 60)]

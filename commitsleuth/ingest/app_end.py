@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 FORMAT = "spark-eventlog"
-_KINDS = pa.array(["attempt_start", "attempt_end", "app_end"])
 
 
 class AppEnds:
@@ -25,10 +24,14 @@ class AppEnds:
 
     def add(self, table: pa.Table) -> None:
         """Count a batch of events (any table with ``kind``, ``app_id`` and ``attempt_id``)."""
-        sub = table.filter(pc.is_in(table.column("kind"), value_set=_KINDS))
-        if not sub.num_rows:
-            return
-        self.add_rows(zip(*(sub.column(c).to_pylist() for c in ("kind", "app_id", "attempt_id"))))
+        kind = table.column("kind")
+        if pc.any(pc.equal(kind, "app_end")).as_py():
+            self.ended = True
+        # whole columns into the sets: a big log has an attempt start and end on most lines
+        for name, seen in (("attempt_start", self.started), ("attempt_end", self.finished)):
+            sub = table.filter(pc.equal(kind, name))
+            if sub.num_rows:
+                seen.update(zip(sub.column("app_id").to_pylist(), sub.column("attempt_id").to_pylist()))
 
     def add_rows(self, rows) -> None:
         """Count ``(kind, app_id, attempt_id)`` rows."""

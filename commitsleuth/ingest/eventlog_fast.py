@@ -33,11 +33,12 @@ from commitsleuth.ingest.readers import MAX_LINE
 from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
 from commitsleuth.parsers.base import ParseStats
 from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
-from commitsleuth.parsers.spark_identity import identity_hash
+from commitsleuth.parsers.spark_identity import identity_hashes
 from commitsleuth.redact import redact_table
 
 FORMAT = "spark-eventlog"
 BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
+SQL_BATCH = 1024  # lines per Arrow batch handed to DuckDB
 # Whether ingest takes the fast path (tests set 0 to build the reference store with the decoder).
 ENV = "COMMITSLEUTH_EVENTLOG_FAST"
 # Set (the test suite sets it for every test): each block is decoded by the decoder too and the
@@ -107,7 +108,7 @@ tasks AS (
            stage IS NOT NULL AND stage_attempt IS NOT NULL AND ti."Task ID" IS NOT NULL
            AND ti."Index" IS NOT NULL AND ti."Attempt" IS NOT NULL
            AND (starts OR (r."Reason" IS NOT NULL AND r."Reason" <> 'TaskCommitDenied'
-                AND regexp_full_match(r."Reason", '{_PLAIN}')
+                AND (r."Reason" = 'Success' OR regexp_full_match(r."Reason", '{_PLAIN}'))
                 AND (r."Kill Reason" IS NULL OR regexp_full_match(r."Kill Reason", '{_PLAIN}'))
                 AND (err IS NULL OR regexp_full_match(err, '{_PLAIN}')))) AS plain,
            NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id, stage_attempt,
@@ -256,6 +257,8 @@ class FastEventLog:
 
     def _bulk(self, lines: pa.StringArray) -> pa.Table:
         src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines})
+        # batches of lines, so DuckDB's threads share the block (one Arrow chunk is one thread's)
+        src = pa.Table.from_batches(src.to_batches(max_chunksize=SQL_BATCH))
         self.con.register("lines", src)
         try:
             return self.con.sql(_SQL).to_arrow_table()
@@ -314,7 +317,7 @@ class FastEventLog:
             "byte_offset": pa.array(offsets[rows]),
             "app_id": apps,
             "raw": lines.take(idx),
-            "event_key": pa.array([identity_hash(t) for t in bulk.column("ident").to_pylist()], pa.int64()),
+            "event_key": identity_hashes(bulk.column("ident")),
         }
         for name in ("job_id", "query_id", "stage_id", "stage_attempt", "task_id", "attempt_id", "attempt_no",
                      "speculative", "executor_id", "host", "size", "status", "detail"):

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from commitsleuth.ingest import app_end, eventlog_fast, eventlogs, pool as workers_pool
+from commitsleuth.ingest.ahead import ahead
 from commitsleuth.errors import IngestInterrupted, InputError, StoreWriteError
 from commitsleuth.model import events_to_arrow
 from commitsleuth.forensics.paths import enrich
@@ -39,6 +40,11 @@ from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
 BATCH = 10_000
+# An ingest commits its batches when they hold this many events (one DuckDB row group, which
+# the store then writes once, straight into its file) or cover this many bytes of the file
+# (so a sparse text log still checkpoints now and then); a stopped run re-reads at most that.
+COMMIT_ROWS = 122_880
+COMMIT_BYTES = 256 << 20
 # when workers start and how big their tasks are: commitsleuth/ingest/pool.py (the environment tunes it)
 PARALLEL_MIN, RANGE = workers_pool.PARALLEL_MIN, workers_pool.RANGE
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
@@ -342,9 +348,10 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         return item
     read, stats, sid = item, item.stats, item.ctx.source_id
     previous = read.previous or {}
-    written = known = 0
+    written = known = pending = 0
     status, reason = "ok", None
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
+    committed_at = checkpoint[0]
     ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
     try:
         for table in read.tables():
@@ -356,14 +363,20 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
             known += rows - table.num_rows
             if table.num_rows:
                 checkpoint = _last_position(table) or checkpoint
-                store.write_checkpoint(table, sid, read.uncommitted_rejects(), bytes_read=checkpoint[0],
-                                       lines=checkpoint[1], events=previous.get("events", 0) + written + table.num_rows,
+                pending += table.num_rows
+                commit = pending >= COMMIT_ROWS or checkpoint[0] - committed_at >= COMMIT_BYTES
+                store.write_checkpoint(table, sid, read.uncommitted_rejects(), commit=commit,
+                                       bytes_read=checkpoint[0], lines=checkpoint[1],
+                                       events=previous.get("events", 0) + written + table.num_rows,
                                        rejected=previous.get("rejected", 0) + stats.rejected)
+                if commit:
+                    pending, committed_at = 0, checkpoint[0]
                 written += table.num_rows
                 if on_events:
                     on_events(table.num_rows)
             signum = stop()
             if signum:
+                store.commit_pending()
                 raise IngestInterrupted(read.ctx.uri, checkpoint[0], read.size, signum)
     except (StoreWriteError, IngestInterrupted):
         raise  # the source stays running: the same command continues it from the checkpoint
@@ -372,6 +385,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
         what = str(exc) if isinstance(exc, _WorkerError) else f"{type(exc).__name__}: {exc}"
         status, reason = "partial", f"internal error after line {stats.lines}: {what}"
+    store.commit_pending()  # what was read before a damage is kept
     if status == "ok" and read.damage():
         status, reason = "partial", read.damage()
     if status == "ok":
@@ -519,13 +533,27 @@ class FileRead:
             self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
 
     def _fast_eventlog(self) -> Iterator[pa.Table]:
+        """Block n + 1 parsed in a thread while block n is written. The reader's counters run
+        ahead of what is written, so each table comes with the counts as they were when it was
+        made, and this read's counts follow the tables written, never further."""
         reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
-        fast = eventlog_fast.FastEventLog(self.ctx, self.stats, self.first_line)
-        try:
-            yield from fast.tables(reader)
-        finally:
-            self.bytes_read = reader.bytes_read
-            self.invalid_utf8, self.long_lines = fast.invalid_utf8, reader.long_lines
+        fast = eventlog_fast.FastEventLog(self.ctx, ParseStats(), self.first_line)
+
+        def counted() -> Iterator[tuple]:
+            def now():
+                return fast.stats.snapshot(), reader.bytes_read, fast.invalid_utf8, reader.long_lines
+            try:
+                for table in fast.tables(reader):
+                    yield table, now()
+            except Exception:  # what was counted up to a damage goes with it
+                yield None, now()
+                raise
+            yield None, now()  # lines after the last event
+
+        for table, (stats, self.bytes_read, self.invalid_utf8, self.long_lines) in ahead(counted()):
+            self.stats.restore(stats)
+            if table is not None:
+                yield table
 
     def _collect(self) -> Iterator[pa.Table]:
         """The pool's results in file order, line numbers shifted past the ranges before."""
