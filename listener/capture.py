@@ -57,7 +57,8 @@ FLUSH_INTERVAL = 1.0
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
 _SQL_EXECUTIONS = pa.array(["query_start", "query_end"])
-SPOOL_CHUNK = 4 << 20  # bytes read from the spool at a time
+SPOOL_CHUNK = 4 << 20
+DUCKDB_THREADS = 1  # bytes read from the spool at a time
 _counter = itertools.count(1)
 
 
@@ -130,6 +131,9 @@ class LiveCapture:
         self.tail = SpoolTail(self.spool.path)
         self.parse = ParseStats()  # the spool's lines, records and rejects, as ingest counts them
         self.fast = FastEventLog(SourceContext(uri=str(self.spool.path)), self.parse)
+        # A load is ~1 s of events: DuckDB's worker threads would cost more than they save, and
+        # the driver's cores are the job's.
+        self.fast.con.execute(f"SET threads = {DUCKDB_THREADS}")
         self.decoder = self.fast.decoder
         self._pending.live.append(self._opening_table())
         self.hooks = HooksListener(self.sc, self) if hooks else None
@@ -327,6 +331,7 @@ class LiveCapture:
         if self._store is None:
             try:
                 self._store = Store(self.db)
+                self._store.con.execute(f"SET threads = {DUCKDB_THREADS}")
             except StoreLockedError as exc:
                 self.stats.lock_waits += 1
                 if not self._told_locked:

@@ -9,7 +9,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from commitsleuth.redact import may_hold_secret, redact_keeping_length
+from commitsleuth.redact import has_user_patterns, may_hold_secret, redact_keeping_length
 
 CHUNK = 8 << 20
 # What a line that cannot be masked in place becomes (padded with spaces to its length).
@@ -61,8 +61,13 @@ class SpoolTail:
         so the bytes it is writing are never touched. Returns the lines rewritten."""
         if not data:
             return 0
+        whole = data[:-1].decode("utf-8", "replace")  # U+FFFD adds no line
+        # Most blocks are task lines without a trigger: one RE2 scan of the block says so (a
+        # user's pattern may be anchored to a line: then line by line only).
+        if not has_user_patterns() and not may_hold_secret(pa.array([whole], pa.string()))[0].as_py():
+            return 0
         raws = data.split(b"\n")[:-1]
-        texts = data[:-1].decode("utf-8", "replace").split("\n")  # U+FFFD adds no line
+        texts = whole.split("\n")
         hits = np.flatnonzero(may_hold_secret(pa.array(texts, pa.string())).to_numpy(zero_copy_only=False))
         if not len(hits):
             return 0
