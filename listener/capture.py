@@ -5,7 +5,7 @@ as event-log JSON into a spool file; every ``interval`` seconds a background thr
 that writer and, when the spool grew, reads the new complete lines as one block, turns them
 into rows through the event-log fast path that reads event logs (``ingest.eventlog_fast``:
 task, stage and job lines mapped in DuckDB SQL, the rest through ``SparkEventDecoder``), and
-appends them to the DuckDB store in one Arrow batch, opening the store only for that write. Nothing in Python runs per event as Spark posts
+appends them to the DuckDB store in one Arrow batch. Nothing in Python runs per event as Spark posts
 it: no Python listener is on the bus by default (a py4j callback per event cost seconds of
 driver CPU per 20,000 tasks), job and application ends reach the store through the spool like
 any event, and interpreter exit (or ``detach``) loads the rest. So:
@@ -13,8 +13,11 @@ any event, and interpreter exit (or ``detach``) loads the rest. So:
 - the listener bus never waits on Python, and memory stays bounded (the backlog is on disk);
 - events reach the store within about ``interval`` seconds (a SIGKILLed driver loses at most
   that, and the spool still holds them: it is a plain event log ``commitsleuth ingest`` reads);
-- another process (``commitsleuth query``) can open the store between batches; while the
-  store is locked by anyone else, events stay in the spool and are written when it is free.
+- the store stays open between loads (opening and closing it cost more CPU than a load's rows);
+  another process (``commitsleuth query``) waiting for it through ``store.open_waiting`` touches
+  ``<db>.wait``, and while that is fresh the capture closes the store after each load; it
+  closes it too when ``flush()`` returns (a reader in this process may follow) and at detach.
+  While the store is locked by anyone else, events stay in the spool and are written when it is free.
 """
 
 from __future__ import annotations
