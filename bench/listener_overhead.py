@@ -1,12 +1,14 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 5] [--tasks 20000] [--hooks] [--naive]
+    .venv/bin/python bench/listener_overhead.py [--pairs 5] [--tasks 20000] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
 first. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
 event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
-``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB). For wall
+``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB),
+``--spool-only`` the JVM part of commitsleuth alone (Spark's EventLoggingListener writing the
+spool, no loader: the baseline runs with Spark's event logging off). For wall
 time and the driver's CPU (JVM + Python, all threads, from attach to the last event stored) it
 prints the ratio of the medians and the median of the per-pair ratios with min-max; per run the
 CPU split between the JVM and Python, the CPU the capture's loads took, the events py4j carried
@@ -32,7 +34,7 @@ from pyspark.sql import SparkSession
 
 from commitsleuth.listener import attach
 from commitsleuth.listener.hooks import listener_class
-from commitsleuth.listener.jvm import HOOKS_QUEUE, dropped_events, listener_methods
+from commitsleuth.listener.jvm import HOOKS_QUEUE, SpoolWriter, dropped_events, listener_methods
 from commitsleuth.parsers.spark_events import SparkEventDecoder
 from commitsleuth.store import Store
 
@@ -126,6 +128,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=20_000)
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
+    ap.add_argument("--spool-only", action="store_true", help="also Spark writing the spool, no loader")
     args = ap.parse_args()
     spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
@@ -134,7 +137,8 @@ def main() -> None:
     sc.setLogLevel("ERROR")
     run_job(spark, 2000)  # JIT and class loading out of the first measured run
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
-    variants = ["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
+    variants = (["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
+                + ["spool-only"] * args.spool_only)
     times: dict[str, list[float]] = {v: [] for v in variants}
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     captured: dict[str, list[str]] = {v: [] for v in variants[1:]}
@@ -174,6 +178,11 @@ def main() -> None:
                 captured[variant].append(f"{got}/{expected}")
                 extra = (f"  loads {handle.stats.load_cpu:5.2f} s cpu  py4j callbacks {callbacks}"
                          f"  task ends {got}/{expected}")
+            elif variant == "spool-only":
+                writer = SpoolWriter(sc, tmp / f"spool-{pair}")
+                wall = run_job(spark, args.tasks)
+                note_drops(variant)
+                writer.detach()
             else:
                 naive = NaiveListener(spark, db)
                 wall = run_job(spark, args.tasks)

@@ -81,18 +81,52 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
     once, when the first attempt finds the store locked. Past the bound: StoreLockedError."""
     bound = float(os.environ.get("COMMITSLEUTH_LOCK_WAIT", LOCK_WAIT)) if wait is None else wait
     deadline, pause, said = time.monotonic() + bound, 0.02, False
+    marker = wait_marker(path or default_db_path())
     while True:
         try:
-            return Store(path, read_only=read_only)
+            store = Store(path, read_only=read_only)
         except StoreLockedError as exc:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise
+            _touch(marker)  # a live capture keeping the store open lets go when it sees this
             if not said and on_wait is not None:
                 on_wait(f"waiting up to {bound:g}s: {exc}")
                 said = True
             time.sleep(min(pause, left))
             pause = min(pause * 2, 0.5)
+        else:
+            if pause > 0.02:  # it waited: its marker has done its work
+                _remove(marker)
+            return store
+
+
+def wait_marker(path: str | os.PathLike) -> str:
+    """The file a process waiting for the store's lock touches (``open_waiting``, every retry)."""
+    return f"{path}.wait"
+
+
+def reader_waiting(path: str | os.PathLike, within: float = 2.0) -> bool:
+    """Whether a process touched the store's wait marker in the last ``within`` seconds: a
+    writer that keeps the store open between batches (live capture) closes it then."""
+    try:
+        return time.time() - os.stat(wait_marker(path)).st_mtime < within
+    except OSError:
+        return False
+
+
+def _touch(marker: str) -> None:
+    try:
+        os.utime(marker) if os.path.exists(marker) else os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # an unwritable directory: the writer lets go at its own pace, as before
+
+
+def _remove(marker: str) -> None:
+    try:
+        os.unlink(marker)
+    except OSError:
+        pass
 
 
 def check_writable(path: str) -> None:

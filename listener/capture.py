@@ -2,9 +2,10 @@
 
 The path of an event: Spark's ``EventLoggingListener`` (JVM, on its own bus queue) writes it
 as event-log JSON into a spool file; every ``interval`` seconds a background thread flushes
-that writer and, when the spool grew, reads the new complete lines, decodes them with the same
-``SparkEventDecoder`` that reads event logs, and appends them to the DuckDB store in one Arrow
-batch, opening the store only for that write. Nothing in Python runs per event as Spark posts
+that writer and, when the spool grew, reads the new complete lines as one block, turns them
+into rows through the event-log fast path that reads event logs (``ingest.eventlog_fast``:
+task, stage and job lines mapped in DuckDB SQL, the rest through ``SparkEventDecoder``), and
+appends them to the DuckDB store in one Arrow batch. Nothing in Python runs per event as Spark posts
 it: no Python listener is on the bus by default (a py4j callback per event cost seconds of
 driver CPU per 20,000 tasks), job and application ends reach the store through the spool like
 any event, and interpreter exit (or ``detach``) loads the rest. So:
@@ -12,8 +13,11 @@ any event, and interpreter exit (or ``detach``) loads the rest. So:
 - the listener bus never waits on Python, and memory stays bounded (the backlog is on disk);
 - events reach the store within about ``interval`` seconds (a SIGKILLed driver loses at most
   that, and the spool still holds them: it is a plain event log ``commitsleuth ingest`` reads);
-- another process (``commitsleuth query``) can open the store between batches; while the
-  store is locked by anyone else, events stay in the spool and are written when it is free.
+- the store stays open between loads (opening and closing it cost more CPU than a load's rows);
+  another process (``commitsleuth query``) waiting for it through ``store.open_waiting`` touches
+  ``<db>.wait``, and while that is fresh the capture closes the store after each load; it
+  closes it too when ``flush()`` returns (a reader in this process may follow) and at detach.
+  While the store is locked by anyone else, events stay in the spool and are written when it is free.
 """
 
 from __future__ import annotations
@@ -31,23 +35,33 @@ from pathlib import Path
 
 import orjson
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from commitsleuth.errors import StoreLockedError
+from commitsleuth.forensics.paths import enrich
+from commitsleuth.ingest.eventlog_fast import FastEventLog
 from commitsleuth.listener.hooks import HooksListener
 from commitsleuth.listener.inventory import Lister
 from commitsleuth.listener.jvm import SpoolWriter, extend_sql_redaction, spool_root
 from commitsleuth.listener.tail import SpoolTail
-from commitsleuth.model import Event
-from commitsleuth.parsers.spark_events import COMMIT_CONF, SparkEventDecoder
-from commitsleuth.store import Store, default_db_path
+from commitsleuth.model import Event, events_to_arrow
+from commitsleuth.parsers.base import ParseStats, SourceContext
+from commitsleuth.parsers.spark_events import COMMIT_CONF, decode_line
+from commitsleuth.parsers.spark_plan import write_target
+from commitsleuth.store import Store, default_db_path, reader_waiting
 
 log = logging.getLogger("commitsleuth.listener")
 
-# Each load opens the store (~20 ms of CPU) and a SIGKILLed driver loses at most about one
-# interval from the store (tests/test_live_capture.py allows 2 s): 1 s balances the two.
+# A SIGKILLed driver loses at most about one interval from the store (tests/test_live_capture.py
+# allows 2 s); each load costs a DuckDB statement of fixed cost (~25 ms CPU) however few its lines.
 FLUSH_INTERVAL = 1.0
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
-SPOOL_CHUNK = 4 << 20  # bytes read from the spool at a time
+_SQL_EXECUTIONS = pa.array(["query_start", "query_end"])
+SPOOL_CHUNK = 4 << 20
+DUCKDB_THREADS = 1  # bytes read from the spool at a time
 _counter = itertools.count(1)
 
 
@@ -68,18 +82,19 @@ class CaptureStats:
 @dataclass
 class _Write:
     query_id: str
-    location: str
+    location: str  # as the plan names it: what the listing reads
     start: dt.datetime | None
     end: dt.datetime | None = None
+    stored: str | None = None  # as the store holds it (redacted), for the execution's end
 
 
 @dataclass
 class _Pending:
-    live: list[Event] = field(default_factory=list)
+    live: list[pa.Table] = field(default_factory=list)  # rows of EVENT_SCHEMA
     inventory: dict[str, list[Event]] = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.live) + sum(len(v) for v in self.inventory.values())
+        return sum(t.num_rows for t in self.live) + sum(len(v) for v in self.inventory.values())
 
 
 class LiveCapture:
@@ -110,12 +125,20 @@ class LiveCapture:
         self._inventory_counts: dict[str, int] = {}
         self._told_locked = False
         self._detached = False
-        self.decoder = SparkEventDecoder(app_id=self.app_id)
+        # Open between loads (opening and checkpointing at close cost more CPU than a load's rows),
+        # closed when a reader waits for it (store.reader_waiting), after flush() and at detach.
+        self._store: Store | None = None
         self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
 
         self.spool = SpoolWriter(self.sc, self.spool_dir)
         self.tail = SpoolTail(self.spool.path)
-        self._pending.live.extend(self._opening_events())
+        self.parse = ParseStats()  # the spool's lines, records and rejects, as ingest counts them
+        self.fast = FastEventLog(SourceContext(uri=str(self.spool.path)), self.parse)
+        # A load is ~1 s of events: DuckDB's worker threads would cost more than they save, and
+        # the driver's cores are the job's.
+        self.fast.con.execute(f"SET threads = {DUCKDB_THREADS}")
+        self.decoder = self.fast.decoder
+        self._pending.live.append(self._opening_table())
         self.hooks = HooksListener(self.sc, self) if hooks else None
         self._thread = threading.Thread(target=self._run, name="commitsleuth-capture", daemon=True)
         self._thread.start()
@@ -132,8 +155,9 @@ class LiveCapture:
             with self._lock:
                 ok = self._step()
                 drained = ok and self.tail.offset >= target and not len(self._pending)
-            if drained or time.monotonic() > deadline:
-                return drained
+                if drained or time.monotonic() > deadline:
+                    self._release()  # the caller may read the store next, in this process too
+                    return drained
             time.sleep(0.1)
 
     def inventory(self, *paths: str) -> int:
@@ -160,6 +184,7 @@ class LiveCapture:
         drained = self.flush(timeout)
         with self._lock:
             self._finish_source("ok" if drained else "partial")
+            self.fast.close()
         if drained and not self.keep_spool:
             shutil.rmtree(self.spool_dir, ignore_errors=True)
             try:
@@ -186,9 +211,11 @@ class LiveCapture:
                 break
             with self._lock:
                 self._flush_jvm()
-                # a stat: an idle spool with nothing held back costs no store opening
+                # a stat: an idle spool with nothing held back costs no load
                 if self.tail.size() > self.tail.offset or len(self._pending) or self._to_list:
                     self._step()
+                if self._store is not None and reader_waiting(self.db):
+                    self._release()
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the optional hooks listener, must stay cheap."""
@@ -208,17 +235,19 @@ class LiveCapture:
     def _step(self) -> bool:
         """Read, decode and write what the spool holds, in batches; False after an error."""
         started = time.thread_time()
+        end = self.tail.size()  # not what Spark appends meanwhile: that is the next load's
         try:
             while True:
-                lines = self.tail.read(SPOOL_CHUNK) if len(self._pending) < MAX_PENDING else []
-                if lines:
-                    self._decode(lines)
-                    self.tail.scrub(lines)  # the spool keeps no secret Spark left in it
+                room = self.tail.offset < end and len(self._pending) < MAX_PENDING
+                block = self.tail.read(min(SPOOL_CHUNK, end - self.tail.offset)) if room else None
+                if block:
+                    self._load(*block)
+                    self.tail.scrub(block[1], block[2])  # the spool keeps no secret Spark left in it
                 while self._to_list:
                     self._list(self._to_list.pop(0))
-                if not lines or len(self._pending) >= BATCH:
+                if not block or len(self._pending) >= BATCH:
                     written = self._write_pending()
-                    if not lines or not written:
+                    if not block or not written:
                         break  # caught up, or the store is locked: the rest waits in the spool
         except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
             self._count_error(exc)
@@ -227,32 +256,62 @@ class LiveCapture:
             self.stats.load_cpu += time.thread_time() - started
         return True
 
-    def _decode(self, lines) -> None:
-        for line_no, offset, text in lines:
-            self.stats.lines += 1
-            try:
-                event = orjson.loads(text)  # half json.loads' CPU on the listener's hot path
-                events = self.decoder.decode(event, line_no, offset, text)
-                for ev in events:
-                    self._track_write(ev, event)
-            except Exception as exc:  # noqa: BLE001 - one bad line must not cost the batch
-                self.stats.rejected += 1
-                self._count_error(exc)
-                continue
-            self._pending.live.extend(events)
+    def _load(self, first_line: int, offset: int, data: bytes) -> None:
+        """A block of spool lines into pending rows, through the fast path ingest uses."""
+        counted = self.parse.lines, self.parse.records, self.parse.events
+        try:
+            table = self.fast.table(offset, data)
+        except Exception as exc:  # noqa: BLE001 - the block must not be lost: line by line instead
+            self._count_error(exc)
+            self.parse.lines, self.parse.records, self.parse.events = counted
+            table = self._decode_lines(first_line, offset, data)
+        self.stats.lines, self.stats.rejected = self.parse.lines, self.parse.rejected
+        self._pending.live.append(self._track_writes(table, offset, data))
 
-    def _track_write(self, ev: Event, event: dict) -> None:
-        """Live-only: the write target of a SQL execution, and its file listing once it ends."""
-        if ev.kind == "query_start":
-            # the decoder read the write target from the plan (parsers/spark_plan.py)
-            if ev.location:
-                self._writes[ev.query_id] = _Write(ev.query_id, ev.location, ev.ts)
-        elif ev.kind == "query_end" and ev.query_id in self._writes:
-            w = self._writes.pop(ev.query_id)
-            w.end = ev.ts
-            ev.location = w.location
-            if self.inventory_enabled:
-                self._to_list.append(w)
+    def _decode_lines(self, first_line: int, offset: int, data: bytes) -> pa.Table:
+        """The decoder alone, one line at a time, a line it fails on rejected and counted."""
+        self.fast.line_no = first_line + data.count(b"\n")  # where the fast path goes on
+        events = []
+        for k, raw in enumerate(data.split(b"\n")[:-1]):
+            text = raw.decode("utf-8", "replace")
+            try:
+                events.extend(decode_line(self.decoder, first_line + k, offset, text, self.parse))
+            except Exception as exc:  # noqa: BLE001 - one bad line must not cost the block
+                self.parse.reject(f"not decoded ({type(exc).__name__})", first_line + k, text)
+            offset += len(raw) + 1
+        return events_to_arrow([enrich(ev) for ev in events], None)
+
+    def _track_writes(self, table: pa.Table, offset: int, data: bytes) -> pa.Table:
+        """Live-only: the write target of a SQL execution, and its file listing once it ends
+        (the end's row gets the location too). The target is read from the plan in the spool's
+        line, not the stored row, whose location is redacted."""
+        found = np.flatnonzero(pc.is_in(table.column("kind"), value_set=_SQL_EXECUTIONS)
+                               .to_numpy(zero_copy_only=False))
+        if not len(found):
+            return table
+        rows = table.take(pa.array(found)).select(["kind", "query_id", "ts", "byte_offset", "location"])
+        ends = {}
+        for k, row in zip(found.tolist(), rows.to_pylist()):
+            if row["kind"] == "query_start" and row["location"]:
+                start = row["byte_offset"] - offset
+                event = orjson.loads(data[start:data.index(b"\n", start)])
+                target = write_target(event.get("physicalPlanDescription"), event.get("sparkPlanInfo"))
+                if target is not None and target.path:
+                    self._writes[row["query_id"]] = _Write(row["query_id"], target.path, row["ts"],
+                                                           stored=row["location"])
+            elif row["kind"] == "query_end" and row["query_id"] in self._writes:
+                w = self._writes.pop(row["query_id"])
+                w.end = row["ts"]
+                ends[k] = w.stored
+                if self.inventory_enabled:
+                    self._to_list.append(w)
+        if not ends:
+            return table
+        at = table.schema.get_field_index("location")
+        locations = table.column(at).to_pylist()
+        for k, location in ends.items():
+            locations[k] = location
+        return table.set_column(at, "location", pa.array(locations, pa.string()))
 
     def _list(self, w: _Write) -> None:
         try:
@@ -272,52 +331,71 @@ class LiveCapture:
         """One transaction with everything pending; False when the store is locked."""
         if not len(self._pending):
             return True
+        if self._store is None:
+            try:
+                self._store = Store(self.db)
+                self._store.con.execute(f"SET threads = {DUCKDB_THREADS}")
+            except StoreLockedError as exc:
+                self.stats.lock_waits += 1
+                if not self._told_locked:
+                    self._told_locked = True
+                    log.warning("commitsleuth: %s; live events are kept in %s and written when it "
+                                "is free", exc, self.spool_dir)
+                return False
         try:
-            store = Store(self.db)
-        except StoreLockedError as exc:
-            self.stats.lock_waits += 1
-            if not self._told_locked:
-                self._told_locked = True
-                log.warning("commitsleuth: %s; live events are kept in %s and written when it "
-                            "is free", exc, self.spool_dir)
-            return False
-        with store:
-            if self._source_id is None:
-                self._source_id = store.add_source(f"live:{self.app_id}", "live", format="spark-live")
-            live = self._pending.live
-            for ev in live:
-                ev.source_id = self._source_id
-            store.con.execute("BEGIN")
-            written = store.write_events(live)  # less when an ingest of its spool came first
-            files = 0
-            for location, evs in self._pending.inventory.items():
-                sid = self._inventory_sources.get(location)
-                if sid is None:
-                    sid = store.add_source(location, "inventory", format="hadoop-listing")
-                    self._inventory_sources[location] = sid
-                for ev in evs:
-                    ev.source_id = sid
-                store.write_events(evs)
-                files += len(evs)
-                self._inventory_counts[location] = self._inventory_counts.get(location, 0) + len(evs)
-                store.update_source(sid, events=self._inventory_counts[location], status="ok",
-                                    finished_at=_now())
-            store.update_source(self._source_id, bytes_read=self.tail.offset, lines=self.stats.lines,
-                                events=self.stats.events + written, rejected=self.stats.rejected,
-                                size_bytes=self.tail.offset)
-            store.con.execute("COMMIT")
-        self.stats.events += written
-        self.stats.known += len(live) - written
-        self.stats.files += files
-        self._pending = _Pending()
+            self._write_to(self._store)
+        except BaseException:
+            self._release()  # the next load starts on a fresh connection
+            raise
         if self._told_locked:
             log.warning("commitsleuth: %s is free again; live capture caught up", self.db)
             self._told_locked = False
         return True
 
+    def _release(self) -> None:
+        if self._store is not None:
+            store, self._store = self._store, None
+            self._guard(store.close)
+
+    def _write_to(self, store: Store) -> None:
+        """One transaction with everything pending."""
+        if self._source_id is None:
+            self._source_id = store.add_source(f"live:{self.app_id}", "live", format="spark-live")
+        live = pa.concat_tables(self._pending.live) if self._pending.live else None
+        store.con.execute("BEGIN")
+        written = 0
+        if live is not None and live.num_rows:
+            at = live.schema.get_field_index("source_id")
+            live = live.set_column(at, "source_id", pa.array(np.full(live.num_rows, self._source_id), pa.int64()))
+            unseen = store.unseen_events(live, own_source=True)  # fewer when its spool was ingested
+            store.write_arrow(unseen)
+            written = unseen.num_rows
+        files = 0
+        for location, evs in self._pending.inventory.items():
+            sid = self._inventory_sources.get(location)
+            if sid is None:
+                sid = store.add_source(location, "inventory", format="hadoop-listing")
+                self._inventory_sources[location] = sid
+            for ev in evs:
+                ev.source_id = sid
+            store.write_events(evs)
+            files += len(evs)
+            self._inventory_counts[location] = self._inventory_counts.get(location, 0) + len(evs)
+            store.update_source(sid, events=self._inventory_counts[location], status="ok",
+                                finished_at=_now())
+        store.update_source(self._source_id, bytes_read=self.tail.offset, lines=self.stats.lines,
+                            events=self.stats.events + written, rejected=self.stats.rejected,
+                            size_bytes=self.tail.offset)
+        store.con.execute("COMMIT")
+        self.stats.events += written
+        self.stats.known += (live.num_rows if live is not None else 0) - written
+        self.stats.files += files
+        self._pending = _Pending()
+
     def _finish_source(self, status: str) -> None:
         if self._source_id is None:
             return
+        self._release()
         try:
             with Store(self.db) as store:
                 reason = None if status == "ok" else f"{len(self._pending)} events left in {self.spool.path}"
@@ -326,8 +404,9 @@ class LiveCapture:
             self._count_error(exc)
 
     # -- the events Spark posted before we attached ------------------------------------------
-    def _opening_events(self) -> list[Event]:
-        """Application start and the commit-relevant configuration, through the same decoder."""
+    def _opening_table(self) -> pa.Table:
+        """Application start and the commit-relevant configuration, through the same decoder
+        (and its reference, when the fast path is verified, so both carry the same state)."""
         sc = self.sc
         conf = {k: v for k, v in sc.getConf().getAll()}
         conf.setdefault("spark.speculation", "false")
@@ -344,14 +423,18 @@ class LiveCapture:
                 except Exception:  # noqa: BLE001 - a key this Spark does not know
                     pass
         out = []
+        decoders = [self.decoder] + ([self.fast.reference[0]] if self.fast.reference else [])
         for record in (
             {"Event": "SparkListenerApplicationStart", "App Name": sc.appName, "App ID": self.app_id,
              "Timestamp": sc.startTime, "User": sc.sparkUser(), **self._attempt_id()},
             {"Event": "SparkListenerEnvironmentUpdate", "Spark Properties": conf,
              "Hadoop Properties": hadoop},
         ):
-            out.extend(self.decoder.decode(record))
-        return out
+            for decoder in decoders:
+                events = decoder.decode(record)
+                if decoder is self.decoder:
+                    out.extend(events)
+        return events_to_arrow([enrich(ev) for ev in out], None)
 
     def _attempt_id(self) -> dict:
         """The application attempt as Spark's own start event names it (YARN), else nothing."""

@@ -21,6 +21,7 @@ SQL_STRING_REDACTION = "spark.sql.redaction.string.regex"
 SPOOL_QUEUE = "commitsleuth"
 HOOKS_QUEUE = "commitsleuthHooks"
 LISTENER_INTERFACE = "org.apache.spark.scheduler.SparkListenerInterface"
+DRAIN_MS = 10_000  # at detach, how long Spark's listener bus may take to deliver what it holds
 
 # A spool is a plain, uncompressed, single-file event log, whatever the application's own
 # event-log settings are (Spark 4 compresses and rolls its own logs by default).
@@ -89,6 +90,12 @@ class SpoolWriter:
         if not self.attached:
             return
         self.attached = False
+        # What Spark posted before detach (a SQL execution's end, just before the write
+        # returned) may still wait in our queue: a removed listener would never get it.
+        try:
+            self.bus.waitUntilEmpty(DRAIN_MS)
+        except Exception:  # noqa: BLE001 - a listener elsewhere keeps the bus busy: go anyway
+            pass
         self.bus.removeListener(self.listener)
         self.flush()
         self._print_writer.flush()

@@ -1,14 +1,15 @@
-"""Reads the complete lines a spool file gained since the last read."""
+"""Reads the complete lines a spool file gained since the last read, as one block of bytes."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pyarrow as pa
 
-from commitsleuth.redact import may_hold_secret, redact_keeping_length
+from commitsleuth.redact import has_user_patterns, may_hold_secret, redact_keeping_length
 
 CHUNK = 8 << 20
 # What a line that cannot be masked in place becomes (padded with spaces to its length).
@@ -29,62 +30,63 @@ class SpoolTail:
         except FileNotFoundError:
             return self.offset
 
-    def read(self, limit: int = CHUNK) -> list[tuple[int, int, str]]:
-        """``(line_no, byte_offset, text)`` of the next complete lines, at most ``limit`` bytes."""
+    def read(self, limit: int = CHUNK) -> tuple[int, int, bytes] | None:
+        """``(first line_no, byte_offset, data)`` of the next complete lines, at most ``limit``
+        bytes (one longer line whole); None when no line is complete yet."""
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(self.offset)
                 data = fh.read(limit)
+                end = data.rfind(b"\n")
+                if end < 0:
+                    if len(data) < limit:
+                        return None
+                    fh.seek(self.offset)  # one line longer than a chunk: read it whole
+                    data = fh.readline()
+                    if not data.endswith(b"\n"):
+                        return None
+                    end = len(data) - 1
         except FileNotFoundError:
-            return []
-        end = data.rfind(b"\n")
-        if end < 0:
-            if len(data) >= limit:  # one line longer than a chunk: read it whole
-                return self._long_line()
-            return []
-        out = []
-        pos = 0
-        for raw in data[: end + 1].split(b"\n")[:-1]:
-            self.line_no += 1
-            out.append((self.line_no, self.offset + pos, raw.decode("utf-8", "replace")))
-            pos += len(raw) + 1
-        self.offset += end + 1
-        return out
+            return None
+        data = data[: end + 1]
+        block = (self.line_no + 1, self.offset, data)
+        self.line_no += data.count(b"\n")
+        self.offset += len(data)
+        return block
 
-    def _long_line(self) -> list[tuple[int, int, str]]:
-        with open(self.path, "rb") as fh:
-            fh.seek(self.offset)
-            raw = fh.readline()
-        if not raw.endswith(b"\n"):
-            return []
-        self.line_no += 1
-        line = (self.line_no, self.offset, raw[:-1].decode("utf-8", "replace"))
-        self.offset += len(raw)
-        return [line]
-
-    def scrub(self, lines: list[tuple[int, int, str]]) -> int:
-        """Rewrite in place, each at its own byte length, the lines just read that hold a
-        secret: Spark redacts conf and descriptions as it writes the spool, but not failure
-        reasons nor a SQL execution's job group and tags. Spark only appends past them, so the
-        bytes it is writing are never touched. Returns the lines rewritten."""
-        if not lines:
+    def scrub(self, offset: int, data: bytes) -> int:
+        """Rewrite in place, each at its own byte length, the lines of a block just read that
+        hold a secret: Spark redacts conf and descriptions as it writes the spool, but not
+        failure reasons nor a SQL execution's job group and tags. Spark only appends past them,
+        so the bytes it is writing are never touched. Returns the lines rewritten."""
+        if not data:
             return 0
-        hits = may_hold_secret(pa.array([text for _, _, text in lines], pa.string())).to_pylist()
-        ends = [offset for _, offset, _ in lines[1:]] + [self.offset]
+        whole = data[:-1].decode("utf-8", "replace")  # U+FFFD adds no line
+        # Most blocks are task lines without a trigger: one RE2 scan of the block says so (a
+        # user's pattern may be anchored to a line: then line by line only).
+        if not has_user_patterns() and not may_hold_secret(pa.array([whole], pa.string()))[0].as_py():
+            return 0
+        raws = data.split(b"\n")[:-1]
+        texts = whole.split("\n")
+        hits = np.flatnonzero(may_hold_secret(pa.array(texts, pa.string())).to_numpy(zero_copy_only=False))
+        if not len(hits):
+            return 0
+        starts = offset + np.concatenate(([0], np.cumsum([len(r) + 1 for r in raws])))
         rewritten = 0
         fd = None
         try:
-            for (_, offset, text), end, hit in zip(lines, ends, hits):
-                new = redact_keeping_length(text) if hit else text
+            for k in hits.tolist():
+                text = texts[k]
+                new = redact_keeping_length(text)
                 if new == text:
                     continue
-                size = end - offset - 1  # the line's bytes, newline excluded
+                size = len(raws[k])  # the line's bytes, newline excluded
                 data = new.encode()
                 if len(data) != size or not _is_json(data):  # bad UTF-8 read as U+FFFD, or broken
                     data = (_BLANK if size >= len(_BLANK) else b"").ljust(size)
                 if fd is None:
                     fd = os.open(self.path, os.O_WRONLY)
-                os.pwrite(fd, data, offset)
+                os.pwrite(fd, data, int(starts[k]))
                 rewritten += 1
         finally:
             if fd is not None:

@@ -30,12 +30,12 @@ def test_a_half_written_last_line_waits_for_its_end(tmp_path):
     spool = tmp_path / "app.inprogress"
     spool.write_bytes(b'{"Event":"A"}\n{"Event":"B"}\n{"Eve')
     tail = SpoolTail(spool)
-    assert [(n, off, text) for n, off, text in tail.read()] == [(1, 0, '{"Event":"A"}'), (2, 14, '{"Event":"B"}')]
-    assert tail.read() == []
+    assert tail.read() == (1, 0, b'{"Event":"A"}\n{"Event":"B"}\n')
+    assert tail.read() is None
     with open(spool, "ab") as fh:
         fh.write(b'nt":"C"}\n')
-    assert tail.read() == [(3, 28, '{"Event":"C"}')]
-    assert tail.offset == spool.stat().st_size
+    assert tail.read() == (3, 28, b'{"Event":"C"}\n')
+    assert tail.offset == spool.stat().st_size and tail.line_no == 3
 
 
 def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path):
@@ -43,8 +43,21 @@ def test_a_line_longer_than_a_chunk_is_read_whole(tmp_path):
     long = '{"Event":"' + "x" * 5000 + '"}'
     spool.write_text(long + "\n" + '{"Event":"B"}\n')
     tail = SpoolTail(spool)
-    assert [t for _, _, t in tail.read(limit=1000)] == [long]
-    assert [t for _, _, t in tail.read(limit=1000)] == ['{"Event":"B"}']
+    assert tail.read(limit=1000) == (1, 0, long.encode() + b"\n")
+    assert tail.read(limit=1000) == (2, 5013, b'{"Event":"B"}\n')
+
+
+def test_scrub_masks_a_secret_in_place_at_its_byte_length(tmp_path):
+    spool = tmp_path / "app.inprogress"
+    lines = [b'{"Event":"A","Reason":"ok"}', b'{"Event":"B","Reason":"password=hunter2 \xc3\xa9"}',
+             b'{"Event":"C"}']
+    spool.write_bytes(b"\n".join(lines) + b"\n")
+    tail = SpoolTail(spool)
+    _, offset, data = tail.read()
+    assert tail.scrub(offset, data) == 1
+    after = spool.read_bytes().split(b"\n")
+    assert after[0] == lines[0] and after[2] == lines[2]
+    assert len(after[1]) == len(lines[1]) and b"hunter2" not in after[1]
 
 
 def test_write_target_of_a_partitioned_path_and_a_table():

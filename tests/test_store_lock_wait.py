@@ -65,3 +65,32 @@ def test_past_the_bound_the_lock_error_and_ingest_never_waits(cli, store_with_ev
     locked = f"{store_with_events} is locked by another process (process {writer.pid}); wait for it to finish or use another --db"
     assert (r.exit_code, r.err.splitlines()) == (2, [f"waiting up to 0.3s: {locked}", f"Error: {locked}"])
     assert (w.exit_code, w.err) == (2, f"Error: {locked}\n")
+
+
+# A writer that keeps the store open between batches, as live capture does: it lets go when a
+# reader waits (store.reader_waiting), else holds it for the whole of its run.
+HOLD_UNTIL_WAITED = """
+import sys, time, duckdb
+from commitsleuth.store import reader_waiting
+con = duckdb.connect(sys.argv[1])
+print("held", flush=True)
+deadline = time.monotonic() + 60
+while not reader_waiting(sys.argv[1]) and time.monotonic() < deadline:
+    time.sleep(0.1)
+con.close()
+time.sleep(60)
+"""
+
+
+def test_a_waiting_reader_makes_a_writer_that_keeps_the_store_open_let_go(cli, store_with_events, monkeypatch):
+    monkeypatch.setenv("COMMITSLEUTH_LOCK_WAIT", "20")
+    writer = subprocess.Popen([sys.executable, "-c", HOLD_UNTIL_WAITED, str(store_with_events)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "held\n"
+        r = cli("query", "SELECT count(*) AS n FROM events", "--db", store_with_events)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert r.exit_code == 0, r.err
+    assert not Path(f"{store_with_events}.wait").exists()  # the reader got in: its marker is gone

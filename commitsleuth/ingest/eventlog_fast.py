@@ -229,6 +229,19 @@ class FastEventLog:
         finally:
             self.con.close()
 
+    # -- a log that grows (live capture's spool): one block at a time, apart from ``tables`` --
+    def table(self, offset: int, data: bytes) -> pa.Table:
+        """The stored events of one block of complete lines, now; the decoder's state carries to
+        the next call, and ``close()`` ends. Events still held at the end are ``decoder.flush()``'s."""
+        first = self.line_no
+        table = self._block(offset, data)
+        if self.reference is not None:
+            self._verify(table, offset, data, first)
+        return table
+
+    def close(self) -> None:
+        self.con.close()
+
     # -- one block ---------------------------------------------------------------------------
     def _block(self, offset: int, data: bytes) -> pa.Table:
         lines, starts = _lines(data)
