@@ -125,8 +125,9 @@ class LiveCapture:
         self._inventory_counts: dict[str, int] = {}
         self._told_locked = False
         self._detached = False
-        # Open between loads (opening and checkpointing at close cost more CPU than a load's rows),
-        # closed when a reader waits for it (store.reader_waiting), after flush() and at detach.
+        # Open for one load's batches, closed between loads (the plain duckdb shell cannot wait
+        # for the lock), between a long catch-up's batches when a reader waits
+        # (store.reader_waiting), after flush() and at detach.
         self._store: Store | None = None
         self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
 
@@ -214,8 +215,8 @@ class LiveCapture:
                 # a stat: an idle spool with nothing held back costs no load
                 if self.tail.size() > self.tail.offset or len(self._pending) or self._to_list:
                     self._step()
-                if self._store is not None and reader_waiting(self.db):
-                    self._release()
+                # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
+                self._release()
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the optional hooks listener, must stay cheap."""
@@ -249,6 +250,8 @@ class LiveCapture:
                     written = self._write_pending()
                     if not block or not written:
                         break  # caught up, or the store is locked: the rest waits in the spool
+                    if reader_waiting(self.db):
+                        self._release()  # a long catch-up lets a waiting reader in between batches
         except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
             self._count_error(exc)
             return False
