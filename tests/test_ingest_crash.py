@@ -119,12 +119,13 @@ def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, 
     assert len(expected) > 4_000 and sum(expected.values()) == len(expected)
     rng = random.Random(10)
     # SIGKILL until 10 have landed inside the ingest (a loaded machine lets some land after it:
-    # those still re-run and compare, but do not count), at most 20; then SIGINT 3 times.
+    # those still re-run and compare, but do not count), at most 20; then SIGINT 3 times, and
+    # on until one lands inside the read (at most 10: a fast read leaves a narrow window).
     kills = sigints = stopped_midway = with_workers = interrupted = 0
-    for i in range(23):
+    for i in range(30):
         if stopped_midway < 10 and kills < 20:
             signum, kills = signal.SIGKILL, kills + 1
-        elif sigints < 3:
+        elif sigints < 3 or (not interrupted and sigints < 10):
             signum, sigints = signal.SIGINT, sigints + 1
         else:
             break

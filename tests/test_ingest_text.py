@@ -14,6 +14,8 @@ import pytest
 
 from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format, parse_lines
 from commitsleuth.parsers.attempts import attempt_fields
+from commitsleuth.parsers import scan
+from commitsleuth.parsers.messages import KEYWORDS
 from commitsleuth.parsers.scan import scan_blocks
 from commitsleuth.ingest.readers import BlockReader, LineReader, peek_lines
 
@@ -196,6 +198,33 @@ def test_block_scan_equals_line_parse(corpus, tmp_path, block):
         assert (s2.lines, s2.rejected, s2.rejects) == (s1.lines, s1.rejected, s1.rejects)
     assert s1.rejects["no head before first record"][0] == 1
     assert s1.rejects["binary data (NUL bytes)"][0] == 1
+
+
+def test_keyword_search_finds_the_lines_that_hold_a_keyword(corpus):
+    """The multi-literal searcher (a declared dependency) against Arrow's RE2 and a plain
+    per-line check, on every corpus file and on lines built to trip it: keywords overlapping,
+    one inside another, several to a line, at a line's edges, at the block's end unterminated."""
+    assert scan.ahocorasick_rs is not None, "ahocorasick-rs is a dependency: pip install -e ."
+    tricky = b"\n".join([
+        b"x Starting task Starting task: y", b"Moved to trash at to trash at", b"",
+        b"renamed pathRenamed path", b"no keyword here", b"add_partitionalter_partition",
+        b"] submitted. Is using containerIdx", b"deleting  deleting  ", b"Starting Job",
+        b"a get_partition_with_auth b", HOSTILE.replace(b"\n", b" ")[:5000], b"Duplicate entry",
+    ])
+    blocks = [tricky, tricky + b"\n", b"", b"Loading data to table"]
+    blocks += [f.read_bytes() for f in sorted(corpus.rglob("*")) if f.is_file()]
+    keywords = [k.encode() for k in KEYWORDS]
+    hits = 0
+    for data in blocks:
+        expected, at = [], 0
+        for line in data.split(b"\n"):
+            if any(k in line for k in keywords):
+                expected.append(at)
+            at += len(line) + 1
+        assert scan.hit_line_starts(data) == expected
+        assert scan.hit_line_starts_re2(data) == expected
+        hits += len(expected)
+    assert hits > 100
 
 
 def test_worker_processes_give_the_same_store_as_one_pass(cli, corpus, tmp_path, monkeypatch):

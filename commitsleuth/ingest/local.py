@@ -172,10 +172,10 @@ def _pool(workers: int):
         return
     # Workers fork from a server process that imported this module once: no fork of a process
     # holding DuckDB's threads, and no start-up import per worker (0.5-0.8 cpu-s each, the CLI
-    # script included, which spawn runs again in every child).
+    # script included, which spawn runs again in every child), nor a grammar build per worker.
     if "forkserver" in multiprocessing.get_all_start_methods() and _can_watch():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["__main__", __name__])
+        ctx.set_forkserver_preload(["__main__", "commitsleuth.ingest.worker_preload"])
     else:
         ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
