@@ -91,9 +91,13 @@ def test_audit_through_hadoop_fs_sees_what_a_failed_v2_job_left(spark, tmp_path)
         assert [f.code for f in findings] == ["CS105"]
         assert findings[0].detail["files"] == left
         assert "did not commit" in findings[0].summary
+    assert not list(v1.glob("part-*"))  # v1 publishes nothing of a failed job
     with Store(":memory:") as store:
         findings = audit(store, f"file:{v1}", spark=spark).findings if v1.exists() else []
-        assert findings == []
+        # a task Spark killed as the job aborted may create its attempt directory after the
+        # abort removed _temporary (seen under load): at most that leftover, never output
+        assert [f.code for f in findings if f.code != "CS109"] == []
+        assert all(f.location.endswith("/v1") and "_temporary" in f.summary for f in findings)
 
 
 def test_audit_an_unreachable_filesystem_is_one_clear_error(spark, tmp_path):

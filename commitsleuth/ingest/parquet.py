@@ -39,7 +39,9 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
     if sources_glob is None:
         raise InputError(f"no Spark engine output in {directory} (expected {directory}/sources/*.parquet)")
     con = store.con
-    cur = con.execute("SELECT * FROM read_parquet(?) ORDER BY finished_at, uri", [sources_glob])
+    # runs in order (run ids start with their time), then paths in order, as the local engine reads
+    # them: of two copies under other names the first path is loaded, whichever task ended first
+    cur = con.execute("SELECT * FROM read_parquet(?) ORDER BY run_id, uri", [sources_glob])
     names = [d[0] for d in cur.description]
     rows = [dict(zip(names, r)) for r in cur.fetchall()]
     report = AttachReport()
