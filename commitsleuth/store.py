@@ -368,12 +368,11 @@ class Store:
             self.write_arrow(batch)
             self.add_rejects(source_id, rejects or {})
             self.update_source(source_id, **progress)
-            if commit:
-                self.con.execute("COMMIT")
-                self._pending = False
         except (duckdb.Error, StoreWriteError) as exc:
             self._abandon_pending()
             raise self._write_error(exc) from None
+        if commit:
+            self.commit_pending()
 
     def commit_pending(self) -> None:
         """Commit the batches ``write_checkpoint(commit=False)`` left open, if any."""

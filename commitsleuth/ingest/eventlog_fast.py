@@ -213,10 +213,7 @@ class FastEventLog:
     def tables(self, blocks: Iterable[tuple[int, bytes]]) -> Iterator[pa.Table]:
         try:
             for offset, data in blocks:
-                first = self.line_no
-                table = self._block(offset, data)
-                if self.reference is not None:
-                    self._verify(table, offset, data, first)
+                table = self.table(offset, data)
                 if table.num_rows:
                     yield table
             held = self.decoder.flush()
@@ -227,9 +224,9 @@ class FastEventLog:
             if held:
                 yield table
         finally:
-            self.con.close()
+            self.close()
 
-    # -- a log that grows (live capture's spool): one block at a time, apart from ``tables`` --
+    # -- one block at a time (also a log that grows: live capture's spool) ----------------------
     def table(self, offset: int, data: bytes) -> pa.Table:
         """The stored events of one block of complete lines, now; the decoder's state carries to
         the next call, and ``close()`` ends. Events still held at the end are ``decoder.flush()``'s."""
