@@ -34,7 +34,7 @@ from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
 from commitsleuth.parsers.base import ParseStats
 from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
 from commitsleuth.parsers.spark_identity import identity_hashes
-from commitsleuth.redact import redact_table
+from commitsleuth.redact import has_user_patterns, lines_may_hold_secret, redact, redact_table
 
 FORMAT = "spark-eventlog"
 BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
@@ -79,9 +79,12 @@ _PLAIN = r"[ !#-\[\]-~]*"
 
 
 def _parsed(prefix: str, shape: str) -> str:
-    # TRY: a line that is not valid JSON gives NULL here and goes to the decoder, which rejects it
+    """The lines of one family of events, each parsed once. TRY: a line that is not valid JSON
+    gives NULL here and goes to the decoder, which rejects it. A line the redaction trigger finds
+    (``secret``) goes to the decoder too, whose events pass the one redaction layer: the rows mapped here
+    need none, as no text the SQL derives from a line can hold a secret the line does not."""
     return (f"SELECT i, try(json_transform(line, '{shape}')) AS j FROM lines "
-            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}')")
+            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}') AND NOT secret")
 
 
 # Columns of every SELECT: i, kind, ms (epoch ms, 0 or NULL when absent), plain (the decoder
@@ -248,7 +251,7 @@ class FastEventLog:
         if lines is None:  # not valid UTF-8, or a line over MAX_LINE: the decoder's reading
             return self._decoded_only(data, offset, first)
         try:
-            bulk = self._bulk(lines)
+            bulk = self._bulk(lines, lines_may_hold_secret(data, starts, lines))
         except duckdb.Error:  # a value DuckDB cannot convert: the decoder reads the block
             return self._decoded_only(data, offset, first)
         self.stats.lines += n
@@ -265,8 +268,9 @@ class FastEventLog:
         table = self._bulk_table(bulk, rows, ts, apps, lines, line_nos, offsets)
         return _merge(table, events, keys, rows)
 
-    def _bulk(self, lines: pa.StringArray) -> pa.Table:
-        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines})
+    def _bulk(self, lines: pa.StringArray, secret: np.ndarray) -> pa.Table:
+        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines,
+                        "secret": pa.array(secret)})
         # batches of lines, so DuckDB's threads share the block (one Arrow chunk is one thread's)
         src = pa.Table.from_batches(src.to_batches(max_chunksize=SQL_BATCH))
         self.con.register("lines", src)
@@ -333,7 +337,10 @@ class FastEventLog:
                      "speculative", "executor_id", "host", "size", "status", "detail"):
             cols[name] = bulk.column(name)
         arrays = [cols[c].cast(f.type) if c in cols else pa.nulls(n, f.type) for c, f in zip(EVENT_COLUMNS, EVENT_SCHEMA)]
-        return redact_table(pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA))
+        table = pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
+        # The SQL left the lines the trigger finds to the decoder; a user's pattern may match
+        # text the SQL builds (an attempt's name), so then every cell is tested again.
+        return redact_table(table) if has_user_patterns() else table
 
     def _decoded_only(self, data: bytes, offset: int, first: int) -> pa.Table:
         """A block the SQL path cannot take whole: every line through the decoder."""
@@ -430,8 +437,8 @@ def _fill_times(ts: np.ndarray, a: int, b: int, last):
 def _apps_of(rows: np.ndarray, app: str | None, changes_at: list[int], changes_app: list) -> pa.Array:
     """The application id of each SQL row: the decoder's after the last line before it."""
     if not changes_at:
-        return pa.array([app] * len(rows), pa.string()) if app is None else pa.repeat(app, len(rows))
-    values = [app] + changes_app
+        return pa.array([app] * len(rows), pa.string()) if app is None else pa.repeat(redact(app), len(rows))
+    values = [redact(a) for a in [app] + changes_app]
     which = np.searchsorted(np.asarray(changes_at), rows, side="right")
     return pa.array(values, pa.string()).take(pa.array(which))
 
