@@ -277,6 +277,25 @@ def test_compressed_and_rolling_logs_of_the_edge_cases(tmp_path, monkeypatch, co
     assert _both(tmp_path, [tmp_path / "logs"], monkeypatch) > 50
 
 
+def test_a_damaged_compressed_log_keeps_every_block_read_before_the_damage(tmp_path, monkeypatch):
+    """A zstd log cut short: the block before the damage is scanned while the next is read,
+    and the read that fails must not take it along. Both paths store the same events, the
+    source is partial, and most of the log is kept."""
+    import zstandard
+
+    _blocks(monkeypatch, 8192)
+    lines = [_line({"Event": "SparkListenerApplicationStart", "App Name": "cut", "App ID": "app-cut-0001",
+                    "Timestamp": 1700000000000, "User": "alice"})]
+    lines += [_line(_task(kind, tid)) for tid in range(1500) for kind in ("Start", "End")]
+    packed = zstandard.ZstdCompressor().compress("".join(line + "\n" for line in lines).encode())
+    log = tmp_path / "app-cut-0001.zstd"
+    log.write_bytes(packed[: len(packed) * 6 // 10])
+    stored = _both(tmp_path, [log], monkeypatch)
+    with Store(tmp_path / "fast.duckdb") as store:
+        status = store.con.execute("SELECT status FROM sources").fetchall()
+    assert status == [("partial",)] and stored > 1000
+
+
 def test_a_stopped_fast_ingest_continued_stores_each_event_once(tmp_path, monkeypatch):
     """Exactly once: stopped at a checkpoint after its first blocks, the same call continues;
     each event is stored once, as one ingest by the decoder stores it. (What a decoder carries
