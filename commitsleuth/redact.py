@@ -16,8 +16,14 @@ import os
 import re
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+try:
+    import ahocorasick_rs
+except ImportError:  # Arrow's RE2 finds a superset of the same lines, several times slower
+    ahocorasick_rs = None
 
 MASK = "***"
 
@@ -194,6 +200,34 @@ def may_hold_secret(col) -> pa.Array | pa.ChunkedArray:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # a regex RE2 cannot run
             return pc.is_valid(col)
     return hits
+
+
+# TRIGGER_RE's words as literals, for blocks of lines searched at once (lower-cased ASCII):
+# ``://`` stands for ``://[^/\s]*@``, so it finds more lines, never fewer.
+_TRIGGER_WORDS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"key", b"signature", b"delegation",
+                  b"authorization", b"bearer", b"-p ", b"sig=", b"akia", b"asia", b"://")
+_WORD_SEARCHER = (ahocorasick_rs.BytesAhoCorasick(_TRIGGER_WORDS, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
+                  if ahocorasick_rs is not None else None)
+
+
+def lines_may_hold_secret(data: bytes, starts: np.ndarray, lines: pa.Array) -> np.ndarray:
+    """Per line of a block of UTF-8 text (``starts``: each line's offset in ``data``, ``lines``:
+    the same lines as strings), whether it may hold a secret: a superset of ``may_hold_secret``'s
+    hits (the built-in trigger; the user's patterns are not looked for here). One literal
+    search over the whole block instead of RE2 per line, about three times cheaper. A line
+    with any byte past ASCII counts as a hit: case folding there (the Kelvin sign is a k) is
+    left to the patterns."""
+    if _WORD_SEARCHER is None:
+        return pc.match_substring_regex(lines, TRIGGER_RE, ignore_case=True).to_numpy(zero_copy_only=False)
+    hit = np.zeros(len(starts), dtype=bool)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if len(buf) and buf.max() >= 0x80:
+        hit[np.searchsorted(starts, np.flatnonzero(buf >= 0x80), side="right") - 1] = True
+    found = _WORD_SEARCHER.find_matches_as_indexes(data.lower())
+    if found:  # a word holds no newline: each match lies inside one line
+        at = np.fromiter((start for _, start, _ in found), dtype=np.int64, count=len(found))
+        hit[np.searchsorted(starts, at, side="right") - 1] = True
+    return hit
 
 
 def _redact_json(text: str | None, value: Any = None) -> str | None:

@@ -190,6 +190,9 @@ class Store:
             self.migrate()
         self._next_event_id: int | None = None
         self._pending = False  # an ingest's transaction is open (write_checkpoint(commit=False))
+        # (source, application) -> whether another source holds keyed events of it; true until
+        # events of another source are written, as only this connection writes the store
+        self._held_elsewhere: dict[tuple, bool] = {}
         self._pending_from: int | None = None  # the next event id when it began
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -324,6 +327,13 @@ class Store:
         probe = batch.select(["app_id", "event_key", "source_id"]).append_column(
             "row", pa.array(range(batch.num_rows), pa.int64()))
         apps = pc.unique(pc.filter(probe.column("app_id"), pc.is_valid(keys))).to_pylist()
+        if not own_source:
+            # A source's own events never hide each other, so the join (a scan of every stored
+            # event of the application, the source's own included, batch after batch) is only
+            # needed when another source holds events of the application.
+            sources = pc.unique(probe.column("source_id")).to_pylist()
+            if len(sources) == 1 and not any(self._other_source_holds(sources[0], a) for a in apps):
+                return batch
         named = [a for a in apps if a is not None]
         # only these applications' rows are scanned (DuckDB skips other row groups by their stats)
         scope = [f"e.app_id IN ({', '.join('?' * len(named))})"] if named else []
@@ -341,10 +351,29 @@ class Store:
         known_rows = pa.array([r for (r,) in known], pa.int64())
         return batch.filter(pc.invert(pc.is_in(probe.column("row"), value_set=known_rows)))
 
+    def _other_source_holds(self, source_id, app_id) -> bool:
+        key = (source_id, app_id)
+        if key not in self._held_elsewhere:
+            self._held_elsewhere[key] = self.con.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM events WHERE app_id IS NOT DISTINCT FROM ? "
+                "AND source_id IS DISTINCT FROM ? AND event_key IS NOT NULL LIMIT 1)",
+                [app_id, source_id]).fetchall()[0][0] > 0
+        return self._held_elsewhere[key]
+
+    def events_added(self) -> None:
+        """Events were written by other means than ``write_arrow`` (attach-parquet): what this
+        connection knew of the events table is forgotten."""
+        self._next_event_id = None
+        self._held_elsewhere.clear()
+
     def write_arrow(self, batch: pa.Table) -> None:
         """Append an Arrow table of EVENT_COLUMNS (event_id filled in if null)."""
         if batch.num_rows == 0:
             return
+        if self._held_elsewhere:
+            writers = set(pc.unique(batch.column("source_id")).to_pylist())
+            if any(writers - {sid} for sid, _ in self._held_elsewhere):
+                self._held_elsewhere.clear()
         if batch.column("event_id").null_count:
             first = self.next_event_id()
             ids = pa.array(range(first, first + batch.num_rows), pa.int64())

@@ -91,3 +91,25 @@ def test_live_capture_writes_no_event_an_ingest_stored_first(corpus, store):
     assert store.write_events(events) == len(events) - 50 == 30
     assert store.write_events(events) == 0
     assert store.count("events") == 80
+
+
+def test_a_source_sees_events_another_source_wrote_after_its_first_batch(corpus, store):
+    """unseen_events skips its join while no other source holds the application; one that
+    starts to (live capture, between two batches of an ingest) is seen at the next batch."""
+    from commitsleuth.model import events_to_arrow
+
+    decoder = SparkEventDecoder(app_id="local-1422981780767")
+    events = [ev for text in lines(corpus / "spark-events" / "local-1422981780767")
+              for ev in decoder.decode(orjson.loads(text))]
+
+    def of_source(evs, source_id):
+        for ev in evs:
+            ev.source_id = source_id
+        return evs
+
+    first = store.unseen_events(events_to_arrow(of_source(events[:20], 1), None))
+    assert first.num_rows == 20  # nobody else holds the application: all of it is new
+    store.write_arrow(first)
+    assert store.write_events(of_source(events[20:40], 2)) == 20  # live capture, say
+    later = store.unseen_events(events_to_arrow(of_source(events[20:60], 1), None))
+    assert later.column("event_key").to_pylist() == events_to_arrow(events[40:60], None).column("event_key").to_pylist()

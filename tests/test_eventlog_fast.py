@@ -217,6 +217,28 @@ def test_edge_cases_equal_the_decoder(tmp_path, monkeypatch, block, named):
     assert _both(tmp_path, [log], monkeypatch) > 100
 
 
+def test_secrets_where_the_sql_reads_nothing_are_redacted_as_the_decoder_does(tmp_path, monkeypatch):
+    """Lines the SQL could map whole but whose raw text holds a secret in a field it does not
+    read: the redaction trigger sends them to the decoder (no user pattern here, so the SQL rows
+    are not tested again)."""
+    lines = [_line({"Event": "SparkListenerApplicationStart", "App Name": "s", "App ID": "app-secret-0001",
+                    "Timestamp": 1700000000000, "User": "alice"})]
+    for tid in range(30):
+        lines.append(_line(_task("Start", tid)))
+        lines.append(_line(_task("End", tid)))
+    lines[10] = _line(_task("End", 4, **{"Accumulables": [{"Name": "conf", "Value": "password=hunter2"}]}))
+    # written as Spark writes it (UTF-8, not escaped): the Kelvin sign folds to k, so this is an
+    # access key to the patterns, though no ASCII-lowered byte of it spells "key"
+    lines[20] = json.dumps(_task("End", 9, **{"Accumulables": [{"Name": "conf", "Value": "access\u212aey=hunter4"}]}),
+                           separators=(",", ":"), ensure_ascii=False)
+    log = _write(tmp_path / "app-secret-0001", lines)
+    assert _both(tmp_path, [log], monkeypatch) == 61
+    con = duckdb.connect(str(tmp_path / "fast.duckdb"), read_only=True)
+    raws = [r for (r,) in con.execute("SELECT raw FROM events WHERE raw LIKE '%Accumulables%'").fetchall()]
+    con.close()
+    assert len(raws) == 2 and not any("hunter" in r for r in raws), raws
+
+
 def test_bad_utf8_and_a_long_line_equal_the_decoder(tmp_path, monkeypatch):
     """A block holding bytes that are not UTF-8 or a line over 1 MiB is read as the reader
     reads it (bad bytes replaced, the line cut), by the decoder, the rest by SQL."""
@@ -253,6 +275,25 @@ def test_compressed_and_rolling_logs_of_the_edge_cases(tmp_path, monkeypatch, co
     # both hold one application (the edge lines' start names it): the second source adds only
     # the events the first lacks (events.event_key), on both paths alike
     assert _both(tmp_path, [tmp_path / "logs"], monkeypatch) > 50
+
+
+def test_a_damaged_compressed_log_keeps_every_block_read_before_the_damage(tmp_path, monkeypatch):
+    """A zstd log cut short: the block before the damage is scanned while the next is read,
+    and the read that fails must not take it along. Both paths store the same events, the
+    source is partial, and most of the log is kept."""
+    import zstandard
+
+    _blocks(monkeypatch, 8192)
+    lines = [_line({"Event": "SparkListenerApplicationStart", "App Name": "cut", "App ID": "app-cut-0001",
+                    "Timestamp": 1700000000000, "User": "alice"})]
+    lines += [_line(_task(kind, tid)) for tid in range(1500) for kind in ("Start", "End")]
+    packed = zstandard.ZstdCompressor().compress("".join(line + "\n" for line in lines).encode())
+    log = tmp_path / "app-cut-0001.zstd"
+    log.write_bytes(packed[: len(packed) * 6 // 10])
+    stored = _both(tmp_path, [log], monkeypatch)
+    with Store(tmp_path / "fast.duckdb") as store:
+        status = store.con.execute("SELECT status FROM sources").fetchall()
+    assert status == [("partial",)] and stored > 1000
 
 
 def test_a_stopped_fast_ingest_continued_stores_each_event_once(tmp_path, monkeypatch):

@@ -20,7 +20,8 @@ SQL rows, so every text column and ``detail`` pass the same patterns.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Iterator, NamedTuple
 
 import duckdb
 import numpy as np
@@ -34,11 +35,10 @@ from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
 from commitsleuth.parsers.base import ParseStats
 from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
 from commitsleuth.parsers.spark_identity import identity_hashes
-from commitsleuth.redact import redact_table
+from commitsleuth.redact import has_user_patterns, lines_may_hold_secret, redact, redact_table
 
 FORMAT = "spark-eventlog"
 BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
-SQL_BATCH = 1024  # lines per Arrow batch handed to DuckDB
 # Whether ingest takes the fast path (tests set 0 to build the reference store with the decoder).
 ENV = "COMMITSLEUTH_EVENTLOG_FAST"
 # Set (the test suite sets it for every test): each block is decoded by the decoder too and the
@@ -79,9 +79,12 @@ _PLAIN = r"[ !#-\[\]-~]*"
 
 
 def _parsed(prefix: str, shape: str) -> str:
-    # TRY: a line that is not valid JSON gives NULL here and goes to the decoder, which rejects it
+    """The lines of one family of events, each parsed once. TRY: a line that is not valid JSON
+    gives NULL here and goes to the decoder, which rejects it. A line the redaction trigger finds
+    (``secret``) goes to the decoder too, whose events pass the one redaction layer: the rows mapped here
+    need none, as no text the SQL derives from a line can hold a secret the line does not."""
     return (f"SELECT i, try(json_transform(line, '{shape}')) AS j FROM lines "
-            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}')")
+            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}') AND NOT secret")
 
 
 # Columns of every SELECT: i, kind, ms (epoch ms, 0 or NULL when absent), plain (the decoder
@@ -205,17 +208,50 @@ class FastEventLog:
         self.decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
         self.line_no = first_line
         self.invalid_utf8 = 0
-        self.con = duckdb.connect()  # in memory, apart from the store's connection
+        # In memory, apart from the store's connection; one thread: the parallelism is the
+        # block scanned while the one before is assembled and the one before that written, and
+        # DuckDB's own threads on one block cost a third more CPU than they save.
+        self.con = duckdb.connect(config={"threads": 1})
         self.reference = None  # (decoder, stats) of the verification, when asked for
+        self.position = None  # see tables()
         if os.environ.get(VERIFY_ENV, "0") != "0":
             self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), ParseStats())
 
-    def tables(self, blocks: Iterable[tuple[int, bytes]]) -> Iterator[pa.Table]:
+    def tables(self, blocks: Iterable[tuple]) -> Iterator[pa.Table]:
+        """Each block's events in order. What does not depend on the decoder's state (the lines,
+        the redaction trigger, the SQL) runs for block n + 1 in a thread while block n is
+        assembled here: DuckDB and Arrow release the GIL, so on two cores they overlap.
+
+        A block may come as ``(offset, data, mark)``: while its table is handed out,
+        ``position`` is its mark (the reader's counters after it, say), since the reader is a
+        block further on by then; None once the reader's own counters are current again."""
+        blocks = iter(blocks)
         try:
-            for offset, data in blocks:
-                table = self.table(offset, data)
-                if table.num_rows:
-                    yield table
+            with ThreadPoolExecutor(1, thread_name_prefix="commitsleuth-eventlog-sql") as worker:
+                scanning = None  # (the scan of the block read last, its mark)
+                while True:
+                    try:
+                        block = next(blocks, None)
+                    except BaseException:  # a damaged read: the block before it is kept
+                        if scanning is not None:
+                            self.position = None
+                            table = self._checked(scanning[0].result())
+                            if table.num_rows:
+                                yield table
+                        raise
+                    following = None
+                    if block is not None:
+                        following = (worker.submit(self._scan, block[0], block[1]),
+                                     block[2] if len(block) > 2 else None)
+                    if scanning is not None:
+                        self.position = scanning[1] if block is not None else None
+                        table = self._checked(scanning[0].result())
+                        if table.num_rows:
+                            yield table
+                    if block is None:
+                        break
+                    scanning = following
+            self.position = None
             held = self.decoder.flush()
             self.stats.events += len(held)
             table = events_to_arrow([enrich(ev) for ev in held], None)
@@ -230,26 +266,37 @@ class FastEventLog:
     def table(self, offset: int, data: bytes) -> pa.Table:
         """The stored events of one block of complete lines, now; the decoder's state carries to
         the next call, and ``close()`` ends. Events still held at the end are ``decoder.flush()``'s."""
-        first = self.line_no
-        table = self._block(offset, data)
-        if self.reference is not None:
-            self._verify(table, offset, data, first)
-        return table
+        return self._checked(self._scan(offset, data))
 
     def close(self) -> None:
         self.con.close()
 
     # -- one block ---------------------------------------------------------------------------
-    def _block(self, offset: int, data: bytes) -> pa.Table:
+    def _checked(self, scanned: "_Scanned") -> pa.Table:
+        first = self.line_no
+        table = self._assemble(scanned)
+        if self.reference is not None:
+            self._verify(table, scanned.offset, scanned.data, first)
+        return table
+
+    def _scan(self, offset: int, data: bytes) -> "_Scanned":
+        """The part of a block that needs none of the decoder's state: its lines and what SQL
+        maps of them (None when the decoder must read the whole block)."""
         lines, starts = _lines(data)
+        if lines is None:  # not valid UTF-8, or a line over MAX_LINE: the decoder's reading
+            return _Scanned(offset, data, None, starts, None)
+        try:
+            bulk = self._bulk(lines, lines_may_hold_secret(data, starts, lines))
+        except duckdb.Error:  # a value DuckDB cannot convert: the decoder reads the block
+            bulk = None
+        return _Scanned(offset, data, lines, starts, bulk)
+
+    def _assemble(self, scanned: "_Scanned") -> pa.Table:
+        offset, data, lines, starts, bulk = scanned
         n = len(starts)
         first = self.line_no
         self.line_no += n
-        if lines is None:  # not valid UTF-8, or a line over MAX_LINE: the decoder's reading
-            return self._decoded_only(data, offset, first)
-        try:
-            bulk = self._bulk(lines)
-        except duckdb.Error:  # a value DuckDB cannot convert: the decoder reads the block
+        if bulk is None:
             return self._decoded_only(data, offset, first)
         self.stats.lines += n
         rows = bulk.column("i").to_numpy()
@@ -265,10 +312,9 @@ class FastEventLog:
         table = self._bulk_table(bulk, rows, ts, apps, lines, line_nos, offsets)
         return _merge(table, events, keys, rows)
 
-    def _bulk(self, lines: pa.StringArray) -> pa.Table:
-        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines})
-        # batches of lines, so DuckDB's threads share the block (one Arrow chunk is one thread's)
-        src = pa.Table.from_batches(src.to_batches(max_chunksize=SQL_BATCH))
+    def _bulk(self, lines: pa.StringArray, secret: np.ndarray) -> pa.Table:
+        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines,
+                        "secret": pa.array(secret)})
         self.con.register("lines", src)
         try:
             return self.con.sql(_SQL).to_arrow_table()
@@ -333,7 +379,10 @@ class FastEventLog:
                      "speculative", "executor_id", "host", "size", "status", "detail"):
             cols[name] = bulk.column(name)
         arrays = [cols[c].cast(f.type) if c in cols else pa.nulls(n, f.type) for c, f in zip(EVENT_COLUMNS, EVENT_SCHEMA)]
-        return redact_table(pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA))
+        table = pa.Table.from_arrays(arrays, schema=EVENT_SCHEMA)
+        # The SQL left the lines the trigger finds to the decoder; a user's pattern may match
+        # text the SQL builds (an attempt's name), so then every cell is tested again.
+        return redact_table(table) if has_user_patterns() else table
 
     def _decoded_only(self, data: bytes, offset: int, first: int) -> pa.Table:
         """A block the SQL path cannot take whole: every line through the decoder."""
@@ -358,6 +407,14 @@ class FastEventLog:
         if mine != theirs:
             raise FastPathMismatch(f"{self.ctx.uri}: counters (lines, records, events, rejects) "
                                    f"fast {mine} != decoder {theirs}")
+
+
+class _Scanned(NamedTuple):
+    offset: int
+    data: bytes
+    lines: pa.StringArray | None
+    starts: np.ndarray
+    bulk: pa.Table | None
 
 
 def decode_block(decoder: SparkEventDecoder, stats, data: bytes, offset: int, first: int) -> tuple[list, int]:
@@ -430,8 +487,8 @@ def _fill_times(ts: np.ndarray, a: int, b: int, last):
 def _apps_of(rows: np.ndarray, app: str | None, changes_at: list[int], changes_app: list) -> pa.Array:
     """The application id of each SQL row: the decoder's after the last line before it."""
     if not changes_at:
-        return pa.array([app] * len(rows), pa.string()) if app is None else pa.repeat(app, len(rows))
-    values = [app] + changes_app
+        return pa.array([app] * len(rows), pa.string()) if app is None else pa.repeat(redact(app), len(rows))
+    values = [redact(a) for a in [app] + changes_app]
     which = np.searchsorted(np.asarray(changes_at), rows, side="right")
     return pa.array(values, pa.string()).take(pa.array(which))
 

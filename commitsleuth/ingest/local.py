@@ -541,9 +541,10 @@ class FileRead:
 
         def counted() -> Iterator[tuple]:
             def now():
-                return fast.stats.snapshot(), reader.bytes_read, fast.invalid_utf8, reader.long_lines
+                bytes_read, long_lines = fast.position or (reader.bytes_read, reader.long_lines)
+                return fast.stats.snapshot(), bytes_read, fast.invalid_utf8, long_lines
             try:
-                for table in fast.tables(reader):
+                for table in fast.tables((o, d, (reader.bytes_read, reader.long_lines)) for o, d in reader):
                     yield table, now()
             except Exception:  # what was counted up to a damage goes with it
                 yield None, now()

@@ -75,7 +75,7 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
         report.known = _drop_known(con)
         con.execute("INSERT INTO events BY NAME SELECT * FROM attach_events")
         con.execute("DROP TABLE attach_events")
-        store._next_event_id = None  # recount from the table
+        store.events_added()
     if rejects_glob:
         cur = con.execute(
             "SELECT m.sid, r.reason, r.count, r.first_line, r.sample FROM read_parquet(?) r "
