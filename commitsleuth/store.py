@@ -183,8 +183,10 @@ class Store:
                 config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
                 self.con = duckdb.connect(self.path, read_only=read_only, config=config)
             else:
-                mode = "READ_ONLY" if read_only else f"STORAGE_VERSION '{STORAGE_COMPATIBILITY}'"
-                host.execute(f"ATTACH '{self.path.replace(chr(39), chr(39) * 2)}' AS {ATTACHED} ({mode})")
+                # an existing file keeps its own storage version (ATTACH refuses to lower it)
+                mode = (" (READ_ONLY)" if read_only else "" if os.path.exists(self.path)
+                        else f" (STORAGE_VERSION '{STORAGE_COMPATIBILITY}')")
+                host.execute(f"ATTACH '{self.path.replace(chr(39), chr(39) * 2)}' AS {ATTACHED}{mode}")
                 host.execute(f"USE {ATTACHED}")
                 self.con = host
         except duckdb.IOException as exc:
