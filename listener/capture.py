@@ -79,6 +79,7 @@ class CaptureStats:
     errors: int = 0
     lock_waits: int = 0
     load_cpu: float = 0.0  # CPU seconds the loads took (read, parse, decode, store writes and close)
+    loads: int = 0  # rounds of the background thread that found something to load
     last_error: str | None = None
 
 
@@ -219,6 +220,7 @@ class LiveCapture:
                 self._flush_jvm()
                 # a stat: an idle spool with nothing held back costs no load
                 if self.tail.size() > self.tail.offset or len(self._pending) or self._to_list:
+                    self.stats.loads += 1
                     self._step()
                 # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
                 if self._store is not None:
