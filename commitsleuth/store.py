@@ -199,6 +199,9 @@ class Store:
                     "or use another --db"
                 ) from None
             raise StoreError(f"cannot open {self.path}: {msg.splitlines()[0]}") from None
+        except duckdb.ResourceInUseException:  # DuckDB opens a file once per process
+            raise StoreLockedError(f"{self.path} is open in another connection of this process; "
+                                   "wait for it to close or use another --db") from None
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {self.path}: {str(exc).splitlines()[0]}") from None
         if not read_only:

@@ -183,3 +183,18 @@ def test_an_attached_store_locked_by_another_process_is_a_lock_error(tmp_path):
         holder.wait(timeout=30)
     with Store(db, host=host) as s:  # the failed attach left nothing behind
         assert s.count("events") == 0
+
+
+def test_a_store_attached_in_this_process_is_a_lock_error_for_another_connection(tmp_path):
+    """A reader in the capture's own process during a load waits (open_waiting retries) like
+    one in another process."""
+    from commitsleuth.errors import StoreLockedError
+
+    db = str(tmp_path / "mine.duckdb")
+    with Store(db, host=duckdb.connect()):
+        with pytest.raises(StoreLockedError, match="open in another connection of this process"):
+            Store(db, read_only=True)
+        with pytest.raises(StoreLockedError, match="open in another connection of this process"):
+            Store(db, host=duckdb.connect())
+    with Store(db, read_only=True) as r:
+        assert r.count("events") == 0
