@@ -58,7 +58,8 @@ from commitsleuth.store import Store, default_db_path, reader_waiting
 log = logging.getLogger("commitsleuth.listener")
 
 # A SIGKILLed driver loses at most about one interval from the store (tests/test_live_capture.py
-# allows 2 s); each load costs a DuckDB statement of fixed cost (~25 ms CPU) however few its lines.
+# allows 2 s); each load has a fixed CPU cost however few its lines (~70 ms in docs/BENCHMARKS.md
+# "fifth measurement": the fast path's SQL ~42 ms, the store's attach, write and checkpoint ~26 ms).
 FLUSH_INTERVAL = 1.0
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
