@@ -11,7 +11,8 @@ event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared
 spool, no loader: the baseline runs with Spark's event logging off). For wall
 time and the driver's CPU (JVM + Python, all threads, from attach to the last event stored) it
 prints the ratio of the medians and the median of the per-pair ratios with min-max; per run the
-CPU split between the JVM and Python, the CPU the capture's loads took, the events py4j carried
+CPU split between the JVM and Python, the CPU the capture's loads took (with the store's
+close after each) and how many there were, the events py4j carried
 to Python listeners, the task ends stored against the number Spark ran, Spark's dropped-event
 counters, and `uptime` once per pair: the machine may be shared.
 """
@@ -176,7 +177,8 @@ def main() -> None:
                 with Store(db, read_only=True) as store:
                     got = store.count("events WHERE kind = 'attempt_end'")
                 captured[variant].append(f"{got}/{expected}")
-                extra = (f"  loads {handle.stats.load_cpu:5.2f} s cpu  py4j callbacks {callbacks}"
+                extra = (f"  loads {handle.stats.load_cpu:5.2f} s cpu ({handle.stats.loads} loads)"
+                         f"  py4j callbacks {callbacks}"
                          f"  task ends {got}/{expected}")
             elif variant == "spool-only":
                 writer = SpoolWriter(sc, tmp / f"spool-{pair}")

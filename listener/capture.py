@@ -13,10 +13,12 @@ any event, and interpreter exit (or ``detach``) loads the rest. So:
 - the listener bus never waits on Python, and memory stays bounded (the backlog is on disk);
 - events reach the store within about ``interval`` seconds (a SIGKILLed driver loses at most
   that, and the spool still holds them: it is a plain event log ``commitsleuth ingest`` reads);
-- the store stays open between loads (opening and closing it cost more CPU than a load's rows);
-  another process (``commitsleuth query``) waiting for it through ``store.open_waiting`` touches
-  ``<db>.wait``, and while that is fresh the capture closes the store after each load; it
-  closes it too when ``flush()`` returns (a reader in this process may follow) and at detach.
+- the store is open only for each load and closed after it, so the plain ``duckdb`` shell
+  (which cannot wait for a lock) opens it between loads; a long catch-up closes it between its
+  batches too while another process (``commitsleuth query``) waits for it through
+  ``store.open_waiting`` (it touches ``<db>.wait``). The store is ATTACHed to one in-memory
+  connection the capture keeps and DETACHed after the load (a DETACH checkpoints and frees the
+  file's lock like a close; a connection of its own per load cost ~20 ms more CPU).
   While the store is locked by anyone else, events stay in the spool and are written when it is free.
 """
 
@@ -33,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import orjson
 
 import numpy as np
@@ -55,7 +58,8 @@ from commitsleuth.store import Store, default_db_path, reader_waiting
 log = logging.getLogger("commitsleuth.listener")
 
 # A SIGKILLed driver loses at most about one interval from the store (tests/test_live_capture.py
-# allows 2 s); each load costs a DuckDB statement of fixed cost (~25 ms CPU) however few its lines.
+# allows 2 s); each load has a fixed CPU cost however few its lines (~70 ms in docs/BENCHMARKS.md
+# "fifth measurement": the fast path's SQL ~42 ms, the store's attach, write and checkpoint ~26 ms).
 FLUSH_INTERVAL = 1.0
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
@@ -75,7 +79,8 @@ class CaptureStats:
     files: int = 0
     errors: int = 0
     lock_waits: int = 0
-    load_cpu: float = 0.0  # CPU seconds the loads took (read, parse, decode, store writes)
+    load_cpu: float = 0.0  # CPU seconds the loads took (read, parse, decode, store writes and close)
+    loads: int = 0  # rounds of the background thread that found something to load
     last_error: str | None = None
 
 
@@ -129,6 +134,7 @@ class LiveCapture:
         # for the lock), between a long catch-up's batches when a reader waits
         # (store.reader_waiting), after flush() and at detach.
         self._store: Store | None = None
+        self._host_con: duckdb.DuckDBPyConnection | None = None
         self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
 
         self.spool = SpoolWriter(self.sc, self.spool_dir)
@@ -185,6 +191,7 @@ class LiveCapture:
         drained = self.flush(timeout)
         with self._lock:
             self._finish_source("ok" if drained else "partial")
+            self._release(fresh=True)
             self.fast.close()
         if drained and not self.keep_spool:
             shutil.rmtree(self.spool_dir, ignore_errors=True)
@@ -214,9 +221,13 @@ class LiveCapture:
                 self._flush_jvm()
                 # a stat: an idle spool with nothing held back costs no load
                 if self.tail.size() > self.tail.offset or len(self._pending) or self._to_list:
+                    self.stats.loads += 1
                     self._step()
                 # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
-                self._release()
+                if self._store is not None:
+                    started = time.thread_time()
+                    self._release()  # its checkpoint is the load's too
+                    self.stats.load_cpu += time.thread_time() - started
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the optional hooks listener, must stay cheap."""
@@ -336,8 +347,7 @@ class LiveCapture:
             return True
         if self._store is None:
             try:
-                self._store = Store(self.db)
-                self._store.con.execute(f"SET threads = {DUCKDB_THREADS}")
+                self._store = Store(self.db, host=self._host())
             except StoreLockedError as exc:
                 self.stats.lock_waits += 1
                 if not self._told_locked:
@@ -348,17 +358,33 @@ class LiveCapture:
         try:
             self._write_to(self._store)
         except BaseException:
-            self._release()  # the next load starts on a fresh connection
+            self._release(fresh=True)  # the next load starts on a fresh connection
             raise
         if self._told_locked:
             log.warning("commitsleuth: %s is free again; live capture caught up", self.db)
             self._told_locked = False
         return True
 
-    def _release(self) -> None:
+    def _host(self) -> duckdb.DuckDBPyConnection:
+        """The in-memory connection the store is attached to for each load, kept for the
+        capture's life: a connection of its own per load cost ~20 ms of CPU to open."""
+        if self._host_con is None:
+            self._host_con = duckdb.connect()
+            self._host_con.execute(f"SET threads = {DUCKDB_THREADS}")
+        return self._host_con
+
+    def _release(self, fresh: bool = False) -> None:
+        """The store closed (detached: its lock freed); with ``fresh``, its host connection too."""
         if self._store is not None:
             store, self._store = self._store, None
-            self._guard(store.close)
+            try:
+                store.close()
+            except Exception as exc:  # noqa: BLE001 - it may still be attached: a new host
+                self._count_error(exc)
+                fresh = True
+        if fresh and self._host_con is not None:
+            host, self._host_con = self._host_con, None
+            self._guard(host.close)
 
     def _write_to(self, store: Store) -> None:
         """One transaction with everything pending."""
@@ -400,7 +426,7 @@ class LiveCapture:
             return
         self._release()
         try:
-            with Store(self.db) as store:
+            with Store(self.db, host=self._host()) as store:
                 reason = None if status == "ok" else f"{len(self._pending)} events left in {self.spool.path}"
                 store.update_source(self._source_id, status=status, reason=reason, finished_at=_now())
         except Exception as exc:  # noqa: BLE001

@@ -135,3 +135,66 @@ def test_batches_left_open_are_all_or_nothing(db_path):
         assert store.con.execute("SELECT min(event_id), max(event_id), count(DISTINCT event_id) FROM events"
                                  ).fetchall() == [(1, 60, 60)]
         assert store.con.execute("SELECT bytes_read, lines, events FROM sources").fetchall() == [(600, 60, 60)]
+
+
+def test_a_store_attached_to_a_host_connection_is_the_same_store_and_lets_go_at_close(tmp_path):
+    """Live capture attaches the store to one in-memory connection for each load: the file is
+    created at the storage version plain DuckDB 1.2 reads, migrated, written, and after close()
+    its lock is free and the write is in the file (no write-ahead log left for a reader)."""
+    db = str(tmp_path / "attached.duckdb")
+    host = duckdb.connect()
+    for round_ in range(2):
+        with Store(db, host=host) as s:
+            assert s.schema_version() == latest_version()
+            s.write_events([Event("task_end", task_id=f"t{round_}")])
+        assert not (tmp_path / "attached.duckdb.wal").exists()
+        with Store(db, read_only=True) as r:  # the lock is free: another connection opens it
+            assert r.count("events") == round_ + 1
+            assert r.con.execute("SELECT tags['storage_version'] FROM duckdb_databases() "
+                                 "WHERE database_name = 'attached'").fetchone()[0] == "v1.2.0+"
+    assert host.execute("SELECT count(*) FROM duckdb_databases() WHERE NOT internal").fetchone()[0] == 1
+
+
+def test_a_store_file_of_a_newer_storage_version_attaches_as_it_is(tmp_path):
+    db = str(tmp_path / "plain.duckdb")
+    duckdb.connect(db).close()  # the user's own DuckDB made it, at its default storage version
+    with Store(db, host=duckdb.connect()) as s:
+        assert s.schema_version() == latest_version()
+
+
+def test_an_attached_store_locked_by_another_process_is_a_lock_error(tmp_path):
+    import subprocess
+    import sys
+
+    from commitsleuth.errors import StoreLockedError
+
+    db = str(tmp_path / "held.duckdb")
+    Store(db).close()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb,sys; c=duckdb.connect(sys.argv[1]); "
+                               "print('locked', flush=True); sys.stdin.read()", db],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    host = duckdb.connect()
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreLockedError, match="locked by another process"):
+            Store(db, host=host)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    with Store(db, host=host) as s:  # the failed attach left nothing behind
+        assert s.count("events") == 0
+
+
+def test_a_store_attached_in_this_process_is_a_lock_error_for_another_connection(tmp_path):
+    """A reader in the capture's own process during a load waits (open_waiting retries) like
+    one in another process."""
+    from commitsleuth.errors import StoreLockedError
+
+    db = str(tmp_path / "mine.duckdb")
+    with Store(db, host=duckdb.connect()):
+        with pytest.raises(StoreLockedError, match="open in another connection of this process"):
+            Store(db, read_only=True)
+        with pytest.raises(StoreLockedError, match="open in another connection of this process"):
+            Store(db, host=duckdb.connect())
+    with Store(db, read_only=True) as r:
+        assert r.count("events") == 0
