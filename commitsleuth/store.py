@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -356,7 +357,7 @@ class Store:
         if batch.num_rows == 0 or keys.null_count == batch.num_rows:
             return batch
         probe = batch.select(["app_id", "event_key", "source_id"]).append_column(
-            "row", pa.array(range(batch.num_rows), pa.int64()))
+            "row", pa.array(np.arange(batch.num_rows, dtype=np.int64)))
         apps = pc.unique(pc.filter(probe.column("app_id"), pc.is_valid(keys))).to_pylist()
         if not own_source:
             # A source's own events never hide each other, so the join (a scan of every stored
@@ -407,7 +408,7 @@ class Store:
                 self._held_elsewhere.clear()
         if batch.column("event_id").null_count:
             first = self.next_event_id()
-            ids = pa.array(range(first, first + batch.num_rows), pa.int64())
+            ids = pa.array(np.arange(first, first + batch.num_rows, dtype=np.int64))
             batch = batch.set_column(0, "event_id", ids)
         # DuckDB reads the local Arrow table ``batch`` by name (a replacement scan): one bulk insert.
         self.con.execute("INSERT INTO events BY NAME SELECT * FROM batch")

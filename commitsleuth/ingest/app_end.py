@@ -32,7 +32,8 @@ class AppEnds:
         kind = table.column("kind")
         if pc.any(pc.equal(kind, "app_end")).as_py():
             self.ended = True
-        starts, ends = (_attempts(table.filter(pc.equal(kind, name))) for name in ("attempt_start", "attempt_end"))
+        ids = table.select(["app_id", "attempt_id"])  # filtering the whole table copies its raw lines
+        starts, ends = (_attempts(ids.filter(pc.equal(kind, name))) for name in ("attempt_start", "attempt_end"))
         self._settle(starts.filter(pc.invert(pc.is_in(starts, value_set=ends))).to_pylist(),
                      ends.filter(pc.invert(pc.is_in(ends, value_set=starts))).to_pylist())
 
