@@ -40,11 +40,13 @@ from commitsleuth.redact import redact
 from commitsleuth.store import Store
 
 BATCH = 10_000
-# An ingest commits its batches when they hold this many events (one DuckDB row group, which
-# the store then writes once, straight into its file) or cover this many bytes of the file
-# (so a sparse text log still checkpoints now and then); a stopped run re-reads at most that.
-COMMIT_ROWS = 122_880
-COMMIT_BYTES = 256 << 20
+# An ingest commits its batches when they hold this many events (four DuckDB row groups, which
+# the store writes straight into its file) or cover this many bytes of the file (so a sparse
+# text log still checkpoints now and then); a stopped run re-reads at most that. Commits of one
+# row group each left DuckDB's closing checkpoint about 2 s and 1.1 GiB more on a 1M-event log
+# (docs/BENCHMARKS.md, 2026-11-23 05:40); of four, 0.1 s and nothing.
+COMMIT_ROWS = 4 * 122_880
+COMMIT_BYTES = 1 << 30
 # when workers start and how big their tasks are: commitsleuth/ingest/pool.py (the environment tunes it)
 PARALLEL_MIN, RANGE = workers_pool.PARALLEL_MIN, workers_pool.RANGE
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
