@@ -203,26 +203,25 @@ def may_hold_secret(col) -> pa.Array | pa.ChunkedArray:
 
 
 # TRIGGER_RE's words as literals, for blocks of lines searched at once (lower-cased ASCII):
-# ``://`` stands for ``://[^/\s]*@``, so it finds more lines, never fewer.
+# ``://`` stands for ``://[^/\s]*@``, so it finds more lines, never fewer. The two characters
+# past ASCII whose lower case holds ASCII letters (the Kelvin sign and the dotted capital I) are
+# searched for too, as bytes.lower() leaves them as they are where str.lower() does not.
 _TRIGGER_WORDS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"key", b"signature", b"delegation",
-                  b"authorization", b"bearer", b"-p ", b"sig=", b"akia", b"asia", b"://")
+                  b"authorization", b"bearer", b"-p ", b"sig=", b"akia", b"asia", b"://",
+                  "\u212a".encode(), "\u0130".encode())
 _WORD_SEARCHER = (ahocorasick_rs.BytesAhoCorasick(_TRIGGER_WORDS, matchkind=ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST)
                   if ahocorasick_rs is not None else None)
 
 
 def lines_may_hold_secret(data: bytes, starts: np.ndarray, lines: pa.Array) -> np.ndarray:
     """Per line of a block of UTF-8 text (``starts``: each line's offset in ``data``, ``lines``:
-    the same lines as strings), whether it may hold a secret: a superset of ``may_hold_secret``'s
-    hits (the built-in trigger; the user's patterns are not looked for here). One literal
-    search over the whole block instead of RE2 per line, about three times cheaper. A line
-    with any byte past ASCII counts as a hit: case folding there (the Kelvin sign is a k) is
-    left to the patterns."""
+    the same lines as strings), whether ``redact`` may change it (the built-in patterns; the
+    user's are not looked for here): each pattern runs only where ``str.lower()`` of the text
+    holds one of its words, and those words are searched for here in one pass over the block,
+    about three times cheaper than RE2 line by line."""
     if _WORD_SEARCHER is None:
         return pc.match_substring_regex(lines, TRIGGER_RE, ignore_case=True).to_numpy(zero_copy_only=False)
     hit = np.zeros(len(starts), dtype=bool)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if len(buf) and buf.max() >= 0x80:
-        hit[np.searchsorted(starts, np.flatnonzero(buf >= 0x80), side="right") - 1] = True
     found = _WORD_SEARCHER.find_matches_as_indexes(data.lower())
     if found:  # a word holds no newline: each match lies inside one line
         at = np.fromiter((start for _, start, _ in found), dtype=np.int64, count=len(found))

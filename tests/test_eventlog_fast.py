@@ -231,12 +231,35 @@ def test_secrets_where_the_sql_reads_nothing_are_redacted_as_the_decoder_does(tm
     # access key to the patterns, though no ASCII-lowered byte of it spells "key"
     lines[20] = json.dumps(_task("End", 9, **{"Accumulables": [{"Name": "conf", "Value": "access\u212aey=hunter4"}]}),
                            separators=(",", ":"), ensure_ascii=False)
+    # other text past ASCII folds to nothing a pattern looks for: the SQL maps this line
+    lines[30] = json.dumps(_task("End", 14, **{"Accumulables": [{"Name": "naïve 日本", "Value": "1"}]}),
+                           separators=(",", ":"), ensure_ascii=False)
     log = _write(tmp_path / "app-secret-0001", lines)
     assert _both(tmp_path, [log], monkeypatch) == 61
     con = duckdb.connect(str(tmp_path / "fast.duckdb"), read_only=True)
     raws = [r for (r,) in con.execute("SELECT raw FROM events WHERE raw LIKE '%Accumulables%'").fetchall()]
     con.close()
-    assert len(raws) == 2 and not any("hunter" in r for r in raws), raws
+    assert len(raws) == 3 and not any("hunter" in r for r in raws), raws
+
+
+def test_the_trigger_finds_every_line_redact_changes_and_leaves_other_unicode():
+    """lines_may_hold_secret is a superset of what ``redact`` changes, line by line, on the
+    edge-case lines and on lines past ASCII; text past ASCII alone is not a hit (a log in
+    another language keeps the SQL path)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from commitsleuth.redact import lines_may_hold_secret, redact
+
+    texts = _edge_lines() + [
+        "naïve 日本 stage", "Password=x", "access\u212aey=y", "\u0130", "hdfs://u:p@h/x", "?sig=abc",
+        "AKIAABCDEFGHIJKLMNOP", "beeline -u jdbc:hive2://h -p s3cret", "Authorization: Basic eHl6"]
+    data = "".join(t + "\n" for t in texts).encode()
+    starts = np.cumsum([0] + [len(t.encode()) + 1 for t in texts[:-1]])
+    hits = lines_may_hold_secret(data, starts, pa.array(texts)).tolist()
+    assert all(hit for text, hit in zip(texts, hits) if redact(text) != text)
+    assert sum(redact(t) != t for t in texts) >= 8
+    assert hits[len(texts) - 9:len(texts) - 7] == [False, True]
 
 
 def test_bad_utf8_and_a_long_line_equal_the_decoder(tmp_path, monkeypatch):
