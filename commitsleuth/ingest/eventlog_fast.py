@@ -229,16 +229,12 @@ class FastEventLog:
         try:
             with ThreadPoolExecutor(1, thread_name_prefix="commitsleuth-eventlog-sql") as worker:
                 scanning = None  # (the scan of the block read last, its mark)
+                damage = None
                 while True:
                     try:
                         block = next(blocks, None)
-                    except BaseException:  # a damaged read: the block before it is kept
-                        if scanning is not None:
-                            self.position = None
-                            table = self._checked(scanning[0].result())
-                            if table.num_rows:
-                                yield table
-                        raise
+                    except BaseException as exc:  # a damaged read: the block before it is kept
+                        block, damage = None, exc
                     following = None
                     if block is not None:
                         following = (worker.submit(self._scan, block[0], block[1]),
@@ -248,6 +244,8 @@ class FastEventLog:
                         table = self._checked(scanning[0].result())
                         if table.num_rows:
                             yield table
+                    if damage is not None:
+                        raise damage
                     if block is None:
                         break
                     scanning = following
