@@ -196,8 +196,11 @@ SELECT i, kind,
        size, status, detail, ident || '|' || kind AS ident
 FROM (SELECT * FROM tasks UNION ALL SELECT * FROM stages UNION ALL SELECT * FROM jobs)
 WHERE plain
-ORDER BY i
 """
+# _SQL, defined once per connection (``_define_rows``), in line order. A query's text is
+# tokenised and parsed each time it runs, and this one runs once a block (and once a poll of
+# live capture's spool): the short call saves about 9 ms of CPU each time.
+_ROWS = "SELECT * FROM event_rows() ORDER BY i"
 
 
 class FastEventLog:
@@ -212,6 +215,7 @@ class FastEventLog:
         # block scanned while the one before is assembled and the one before that written, and
         # DuckDB's own threads on one block cost a third more CPU than they save.
         self.con = duckdb.connect(config={"threads": 1})
+        _define_rows(self.con)
         self.reference = None  # (decoder, stats) of the verification, when asked for
         self.position = None  # see tables()
         if os.environ.get(VERIFY_ENV, "0") != "0":
@@ -315,7 +319,7 @@ class FastEventLog:
                         "secret": pa.array(secret)})
         self.con.register("lines", src)
         try:
-            return self.con.sql(_SQL).to_arrow_table()
+            return self.con.sql(_ROWS).to_arrow_table()
         finally:
             self.con.unregister("lines")
 
@@ -405,6 +409,17 @@ class FastEventLog:
         if mine != theirs:
             raise FastPathMismatch(f"{self.ctx.uri}: counters (lines, records, events, rejects) "
                                    f"fast {mine} != decoder {theirs}")
+
+
+def _define_rows(con: duckdb.DuckDBPyConnection) -> None:
+    """``_SQL`` as the table macro ``event_rows()``; defining it binds it, so an empty table of
+    the lines' shape stands in for them meanwhile."""
+    con.register("lines", pa.table({"i": pa.array([], pa.int64()), "line": pa.array([], pa.string()),
+                                    "secret": pa.array([], pa.bool_())}))
+    try:
+        con.execute(f"CREATE TEMP MACRO event_rows() AS TABLE {_SQL}")
+    finally:
+        con.unregister("lines")
 
 
 class _Scanned(NamedTuple):
