@@ -385,3 +385,42 @@ def test_two_logs_in_one_ingest(tmp_path, corpus, monkeypatch):
     shutil.copy(corpus / EVENTS / "application_1628109047826_1317105", logs)
     _write(logs / "app-edge-0006", _edge_lines())
     assert _both(tmp_path, [logs], monkeypatch) > 50
+
+
+def _block_table(fast: eventlog_fast.FastEventLog, lines: list[str], offset: int = 0):
+    return fast.table(offset, "".join(f"{line}\n" for line in lines).encode())
+
+
+@pytest.mark.parametrize("layout", ["decoded-first-and-last", "two-events-from-one-line", "no-sql-rows",
+                                    "sql-rows-around-lines-without-events"])
+def test_sql_rows_and_decoded_events_merge_in_line_order(layout):
+    """One block's SQL rows and decoded events interleave as the decoder gives them (the
+    suite's verification compares each block with the decoder's, cell for cell), ``raw`` of
+    every row its own line: decoded lines at the block's edges, a line giving two events, a
+    block of decoded lines only, SQL rows on both sides of lines that give no event."""
+    from commitsleuth.parsers.base import ParseStats, SourceContext
+
+    excluded = _line({"Event": "org.apache.spark.scheduler.SparkListenerExecutorBlacklisted",
+                      "time": 1700000001200, "executorId": "1", "taskFailures": 4})
+    denied = _line(_task("End", 4, reason={"Reason": "TaskCommitDenied", "Job ID": 0, "Partition ID": 0,
+                                           "Attempt Number": 1}))
+    tasks = [_line(_task("Start", t)) for t in range(1, 6)]
+    lines = {"decoded-first-and-last": [excluded, *tasks, excluded, excluded, *tasks, excluded],
+             "two-events-from-one-line": [*tasks, denied, denied, *tasks],
+             "no-sql-rows": [excluded, denied, excluded],
+             "sql-rows-around-lines-without-events": [*tasks, "", '{"Event":"SparkListenerBlockManagerAdded"}',
+                                                      *tasks, ""]}[layout]
+    start = _line({"Event": "SparkListenerApplicationStart", "App Name": "m", "App ID": "app-merge-0001",
+                   "Timestamp": 1700000000000, "User": "alice"})
+    fast = eventlog_fast.FastEventLog(SourceContext(uri="app-merge-0001", source_id=1), ParseStats())
+    try:
+        _block_table(fast, [start])
+        table = _block_table(fast, lines, 1000)
+    finally:
+        fast.close()
+    got = table.to_pydict()
+    assert got["line_no"] == sorted(got["line_no"])
+    assert got["raw"] == [lines[n - 2] for n in got["line_no"]]
+    assert got["kind"].count("exclude") == lines.count(excluded)
+    assert got["kind"].count("commit_denied") == lines.count(denied)
+    assert got["kind"].count("attempt_start") == lines.count(tasks[0]) * len(tasks)

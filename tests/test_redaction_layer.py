@@ -249,3 +249,24 @@ def test_the_spool_is_scrubbed_in_place_at_the_same_length(tmp_path):
     assert scrubbed[0]["jobGroupId"] == "nightly token=*********"
     assert scrubbed[2] == lines[2]
     assert [e["Event"] for e in scrubbed] == [e["Event"] for e in lines] + ["commitsleuth.Redacted"]
+
+
+def test_a_text_repeated_in_a_column_is_redacted_once_and_masked_in_every_row(monkeypatch):
+    """The events of one line share its raw text (an environment's conf events): the patterns
+    run once per distinct text, every row keeps its own masked copy, None and clean text too."""
+    import commitsleuth.redact as layer
+
+    texts = []
+
+    def counted(text):
+        texts.append(text)
+        return redact(text)
+
+    monkeypatch.setattr(layer, "redact", counted)
+    env = "spark.hadoop.fs.s3a.secret.key=AbCd spark.speculation=true"
+    table = pa.table({"raw": [env, "password=x1", env, None, "clean", env, "password=x1"]})
+    assert redact_table(table).column("raw").to_pylist() == [
+        f"spark.hadoop.fs.s3a.secret.key={MASK} spark.speculation=true", f"password={MASK}",
+        f"spark.hadoop.fs.s3a.secret.key={MASK} spark.speculation=true", None, "clean",
+        f"spark.hadoop.fs.s3a.secret.key={MASK} spark.speculation=true", f"password={MASK}"]
+    assert sorted(texts) == sorted([env, "password=x1"])
