@@ -330,12 +330,12 @@ class LiveCapture:
 
     def _load(self, first_line: int, offset: int, data: bytes) -> None:
         """A block of spool lines into pending rows, through the fast path ingest uses."""
-        counted = self.parse.lines, self.parse.records, self.parse.events
+        counted = self.parse.snapshot()
         try:
             table = self.fast.table(offset, data)
         except Exception as exc:  # noqa: BLE001 - the block must not be lost: line by line instead
             self._count_error(exc)
-            self.parse.lines, self.parse.records, self.parse.events = counted
+            self.parse.restore(counted)  # what the failed call counted, rejects too, is counted again
             table = self._decode_lines(first_line, offset, data)
         self.stats.lines, self.stats.rejected = self.parse.lines, self.parse.rejected
         self._pending.live.append(self._track_writes(table, offset, data))

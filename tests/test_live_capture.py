@@ -120,6 +120,30 @@ def test_the_spool_is_scrubbed_at_every_read_while_the_load_waits(spark, db_path
     assert stored[0][0] >= 1 and stored[0][1] is False
 
 
+def test_a_block_the_fast_path_fails_on_is_decoded_line_by_line_and_counted_once(spark, db_path):
+    """A fast-path failure mid-block: the block's lines go through the decoder one by one, and
+    what the failed call had counted (lines, rejects) is not counted twice."""
+    spark.range(1).count()
+    with attach(spark, db=db_path) as handle:
+        real = handle.fast.table
+
+        def fails_half_way(offset, data):  # what a block that fails half-way has counted
+            handle.parse.lines += data.count(b"\n") // 2
+            handle.parse.reject("counted before the failure", 1, "{}")
+            raise RuntimeError("fast path failed")
+
+        handle.fast.table = fails_half_way
+        spark.range(0, 40, 1, 4).count()
+        assert handle.flush()
+        handle.fast.table = real
+    spool_lines = rows(db_path, "SELECT lines FROM sources WHERE kind = 'live'")[0][0]
+    assert handle.stats.errors >= 1 and handle.stats.last_error.endswith("fast path failed")
+    assert handle.stats.rejected == 0 and "counted before the failure" not in handle.parse.rejects
+    assert spool_lines == handle.stats.lines == handle.parse.lines
+    tasks = rows(db_path, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
+    assert rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'") == [(tasks,)] and tasks >= 4
+
+
 def test_another_process_reads_the_store_while_capture_runs(spark, db_path):
     cli = [str(Path(sys.executable).with_name("commitsleuth")), "query", "--format", "json", "--db", str(db_path),
            "select count(*) AS n from events where kind = 'job_end'"]
