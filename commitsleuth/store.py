@@ -92,6 +92,8 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
         except StoreLockedError as exc:
             left = deadline - time.monotonic()
             if left <= 0:
+                if pause > 0.02:  # it touched the marker: a reader that gave up is no longer waiting
+                    _remove(marker)
                 raise
             _touch(marker)  # a live capture keeping the store open lets go when it sees this
             if not said and on_wait is not None:

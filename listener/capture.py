@@ -2,17 +2,19 @@
 
 The path of an event: Spark's ``EventLoggingListener`` (JVM, on its own bus queue) writes it
 as event-log JSON into a spool file; every ``interval`` seconds a background thread flushes
-that writer and, when the spool grew, reads the new complete lines as one block, turns them
-into rows through the event-log fast path that reads event logs (``ingest.eventlog_fast``:
-task, stage and job lines mapped in DuckDB SQL, the rest through ``SparkEventDecoder``), and
-appends them to the DuckDB store in one Arrow batch. Nothing in Python runs per event as Spark posts
+that writer and, when the spool grew, reads and scrubs the new complete lines; when a load is
+due (see FLUSH_INTERVAL: after a costly load the next waits up to ``max_wait`` seconds) it turns
+the lines read since the last load into rows through the event-log fast path that reads event
+logs (``ingest.eventlog_fast``: task, stage and job lines mapped in DuckDB SQL, the rest through
+``SparkEventDecoder``), and appends them to the DuckDB store in one Arrow batch. Nothing in Python runs per event as Spark posts
 it: no Python listener is on the bus by default (a py4j callback per event cost seconds of
 driver CPU per 20,000 tasks), job and application ends reach the store through the spool like
 any event, and interpreter exit (or ``detach``) loads the rest. So:
 
 - the listener bus never waits on Python, and memory stays bounded (the backlog is on disk);
-- events reach the store within about ``interval`` seconds (a SIGKILLed driver loses at most
-  that, and the spool still holds them: it is a plain event log ``commitsleuth ingest`` reads);
+- events reach the store within about ``max_wait`` seconds, sooner when loads are cheap (a
+  SIGKILLed driver loses at most that, and the spool still holds them: it is a plain event log
+  ``commitsleuth ingest`` reads);
 - the store is open only for each load and closed after it, so the plain ``duckdb`` shell
   (which cannot wait for a lock) opens it between loads; a long catch-up closes it between its
   batches too while another process (``commitsleuth query``) waits for it through
@@ -57,15 +59,25 @@ from commitsleuth.store import Store, default_db_path, reader_waiting
 
 log = logging.getLogger("commitsleuth.listener")
 
-# A SIGKILLed driver loses at most about one interval from the store (tests/test_live_capture.py
-# allows 2 s); each load has a fixed CPU cost however few its lines (~70 ms in docs/BENCHMARKS.md
-# "fifth measurement": the fast path's SQL ~42 ms, the store's attach, write and checkpoint ~26 ms).
+# Every FLUSH_INTERVAL the spool's new lines are read and scrubbed (a secret Spark leaves in
+# it stays on disk about that long). Loading them into the store costs a fixed CPU however few
+# they are (~70 ms in docs/BENCHMARKS.md "fifth measurement": the fast path's SQL ~42 ms, the
+# store's attach, write and checkpoint ~26 ms), so after a load that cost c CPU-seconds (with the
+# reads and scrubs since the one before) the next waits c / LOAD_SHARE seconds, within
+# FLUSH_INTERVAL..MAX_LOAD_WAIT: a quiet job's cheap loads come every second, a busy job's every
+# few seconds, their fixed cost spread over more lines. A SIGKILLed driver loses at most about
+# MAX_LOAD_WAIT + FLUSH_INTERVAL from the store; the spool still holds it.
 FLUSH_INTERVAL = 1.0
+LOAD_SHARE = 0.02
+MAX_LOAD_WAIT = 5.0
+HELD_MAX = 64 << 20  # bytes read and scrubbed, not loaded yet: beyond, they are loaded at once
+LOADER_NICE = 10  # added to the capture thread's nice value (see _yield_to_spark)
+LOAD_BLOCK = 16 << 20  # bytes of held lines joined into one call of the fast path
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
 _SQL_EXECUTIONS = pa.array(["query_start", "query_end"])
-SPOOL_CHUNK = 4 << 20
-DUCKDB_THREADS = 1  # bytes read from the spool at a time
+SPOOL_CHUNK = 4 << 20  # bytes read from the spool at a time
+DUCKDB_THREADS = 1
 _counter = itertools.count(1)
 
 
@@ -105,14 +117,18 @@ class _Pending:
 class LiveCapture:
     """A PySpark session attached to a commitsleuth store. Get one with ``attach()``."""
 
-    def __init__(self, spark, db=None, *, interval: float = FLUSH_INTERVAL, hooks: bool = False,
-                 inventory: bool = True, spool_dir=None, keep_spool: bool = False):
+    def __init__(self, spark, db=None, *, interval: float = FLUSH_INTERVAL, max_wait: float = MAX_LOAD_WAIT,
+                 load_share: float = LOAD_SHARE, hooks: bool = False, inventory: bool = True, spool_dir=None, keep_spool: bool = False):
         self.session = spark if hasattr(spark, "sparkContext") else None
         self.sc = spark.sparkContext if self.session is not None else spark
         if self.session is not None:
             extend_sql_redaction(self.session)
         self.db = str(db or default_db_path())
         self.interval = interval
+        self.max_wait = max(interval, max_wait)
+        self.load_share = load_share
+        self._next_load = 0.0  # time.monotonic() from which the next load is due
+        self._cpu_at_load = 0.0  # stats.load_cpu after the last load
         self.app_id = self.sc.applicationId
         self.stats = CaptureStats()
         self.keep_spool = keep_spool
@@ -123,6 +139,7 @@ class LiveCapture:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._pending = _Pending()
+        self._held: list[tuple[int, int, bytes]] = []  # spool blocks read and scrubbed, not loaded
         self._writes: dict[str, _Write] = {}
         self._to_list: list[_Write] = []
         self._source_id: int | None = None
@@ -141,7 +158,7 @@ class LiveCapture:
         self.tail = SpoolTail(self.spool.path)
         self.parse = ParseStats()  # the spool's lines, records and rejects, as ingest counts them
         self.fast = FastEventLog(SourceContext(uri=str(self.spool.path)), self.parse)
-        # A load is ~1 s of events: DuckDB's worker threads would cost more than they save, and
+        # A load is a few seconds of events: DuckDB's worker threads would cost more than they save, and
         # the driver's cores are the job's.
         self.fast.con.execute(f"SET threads = {DUCKDB_THREADS}")
         self.decoder = self.fast.decoder
@@ -161,7 +178,7 @@ class LiveCapture:
         while True:
             with self._lock:
                 ok = self._step()
-                drained = ok and self.tail.offset >= target and not len(self._pending)
+                drained = ok and self.tail.offset >= target and not self._held and not len(self._pending)
                 if drained or time.monotonic() > deadline:
                     self._release()  # the caller may read the store next, in this process too
                     return drained
@@ -212,22 +229,35 @@ class LiveCapture:
 
     # -- the background thread -------------------------------------------------------------
     def _run(self) -> None:
+        _yield_to_spark()
         while not self._stop.is_set():
-            self._wake.wait(self.interval)
+            nudged = self._wake.wait(self.interval)
             self._wake.clear()
             if self._stop.is_set():
                 break
             with self._lock:
                 self._flush_jvm()
-                # a stat: an idle spool with nothing held back costs no load
-                if self.tail.size() > self.tail.offset or len(self._pending) or self._to_list:
+                started = time.thread_time()
+                self._hold(self.tail.size())
+                self.stats.load_cpu += time.thread_time() - started
+                due = nudged or time.monotonic() >= self._next_load or self._held_bytes() >= HELD_MAX
+                # an idle spool with nothing held back costs no load
+                if due and (self._held or len(self._pending) or self._to_list):
                     self.stats.loads += 1
                     self._step()
-                # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
-                if self._store is not None:
-                    started = time.thread_time()
-                    self._release()  # its checkpoint is the load's too
-                    self.stats.load_cpu += time.thread_time() - started
+                    # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
+                    if self._store is not None:
+                        started = time.thread_time()
+                        self._release()  # its checkpoint is the load's too
+                        self.stats.load_cpu += time.thread_time() - started
+                    self._pace()
+
+    def _pace(self) -> None:
+        """When the next load is due: its wait follows what the capture's thread spent since the
+        last load (see FLUSH_INTERVAL)."""
+        spent, self._cpu_at_load = self.stats.load_cpu - self._cpu_at_load, self.stats.load_cpu
+        wait = min(max(spent / self.load_share, self.interval), self.max_wait)
+        self._next_load = time.monotonic() + wait
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the optional hooks listener, must stay cheap."""
@@ -245,16 +275,14 @@ class LiveCapture:
             self._guard(self.spool.flush)
 
     def _step(self) -> bool:
-        """Read, decode and write what the spool holds, in batches; False after an error."""
+        """Load what is held and what the spool holds, in batches; False after an error."""
         started = time.thread_time()
         end = self.tail.size()  # not what Spark appends meanwhile: that is the next load's
         try:
             while True:
-                room = self.tail.offset < end and len(self._pending) < MAX_PENDING
-                block = self.tail.read(min(SPOOL_CHUNK, end - self.tail.offset)) if room else None
+                block = self._next_block(end) if len(self._pending) < MAX_PENDING else None
                 if block:
                     self._load(*block)
-                    self.tail.scrub(block[1], block[2])  # the spool keeps no secret Spark left in it
                 while self._to_list:
                     self._list(self._to_list.pop(0))
                 if not block or len(self._pending) >= BATCH:
@@ -270,14 +298,46 @@ class LiveCapture:
             self.stats.load_cpu += time.thread_time() - started
         return True
 
+    def _hold(self, end: int) -> None:
+        """Read the spool's complete lines up to ``end`` and scrub them now; they are loaded
+        when the next load is due (held, at most HELD_MAX bytes: the rest waits in the spool)."""
+        while self.tail.offset < end and self._held_bytes() < HELD_MAX:
+            block = self.tail.read(min(SPOOL_CHUNK, end - self.tail.offset))
+            if not block:
+                break
+            self.tail.scrub(block[1], block[2])  # the spool keeps no secret Spark left in it
+            self._held.append(block)
+
+    def _held_bytes(self) -> int:
+        return sum(len(data) for _, _, data in self._held)
+
+    def _next_block(self, end: int) -> tuple[int, int, bytes] | None:
+        """The next lines to load, in order: the held blocks joined (one fast-path call for
+        several seconds of lines), up to LOAD_BLOCK bytes, or else the spool's next block."""
+        if not self._held:
+            self._hold(min(end, self.tail.offset + SPOOL_CHUNK))
+        if not self._held:
+            return None
+        first_line, offset, data = self._held.pop(0)
+        parts = [data]
+        size = len(data)
+        while self._held and size + len(self._held[0][2]) <= LOAD_BLOCK:
+            size += len(self._held[0][2])
+            parts.append(self._held.pop(0)[2])
+        return first_line, offset, b"".join(parts) if len(parts) > 1 else data
+
+    def _loaded_to(self) -> int:
+        """The spool's offset up to which its lines are loaded (the held ones are not)."""
+        return self._held[0][1] if self._held else self.tail.offset
+
     def _load(self, first_line: int, offset: int, data: bytes) -> None:
         """A block of spool lines into pending rows, through the fast path ingest uses."""
-        counted = self.parse.lines, self.parse.records, self.parse.events
+        counted = self.parse.snapshot()
         try:
             table = self.fast.table(offset, data)
         except Exception as exc:  # noqa: BLE001 - the block must not be lost: line by line instead
             self._count_error(exc)
-            self.parse.lines, self.parse.records, self.parse.events = counted
+            self.parse.restore(counted)  # what the failed call counted, rejects too, is counted again
             table = self._decode_lines(first_line, offset, data)
         self.stats.lines, self.stats.rejected = self.parse.lines, self.parse.rejected
         self._pending.live.append(self._track_writes(table, offset, data))
@@ -412,9 +472,9 @@ class LiveCapture:
             self._inventory_counts[location] = self._inventory_counts.get(location, 0) + len(evs)
             store.update_source(sid, events=self._inventory_counts[location], status="ok",
                                 finished_at=_now())
-        store.update_source(self._source_id, bytes_read=self.tail.offset, lines=self.stats.lines,
+        store.update_source(self._source_id, bytes_read=self._loaded_to(), lines=self.stats.lines,
                             events=self.stats.events + written, rejected=self.stats.rejected,
-                            size_bytes=self.tail.offset)
+                            size_bytes=self._loaded_to())
         store.con.execute("COMMIT")
         self.stats.events += written
         self.stats.known += (live.num_rows if live is not None else 0) - written
@@ -484,6 +544,20 @@ class LiveCapture:
         if msg != self.stats.last_error:
             log.warning("commitsleuth: live capture error (counted, capture goes on): %s", msg)
         self.stats.last_error = msg
+
+
+def _yield_to_spark() -> None:
+    """Lower the calling thread's CPU priority (Linux: a thread has its own nice value), so on
+    a busy driver the loads take the cores Spark's threads leave idle instead of delaying the
+    job; the backlog waits in the spool meanwhile, and ``flush``/``detach`` load at the caller's
+    priority."""
+    if not hasattr(os, "setpriority"):
+        return
+    try:
+        me = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, me, min(os.getpriority(os.PRIO_PROCESS, me) + LOADER_NICE, 19))
+    except OSError:
+        pass  # not allowed here: the loads run at the job's priority, as before
 
 
 def _now() -> dt.datetime:

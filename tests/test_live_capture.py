@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -15,12 +16,15 @@ import pytest
 from conftest import kill_driver
 
 from commitsleuth.listener import attach
+from commitsleuth.listener.capture import FLUSH_INTERVAL, LOADER_NICE, MAX_LOAD_WAIT
 from commitsleuth.listener.hooks import listener_class
 from commitsleuth.listener.jvm import listener_methods
 from commitsleuth.store import Store
 
 DRIVER = Path(__file__).with_name("live_driver.py")
-FLUSH_BOUND = 2.0  # seconds: what a killed driver may lose at most
+# seconds: what a killed driver may lose at most (a load waits up to MAX_LOAD_WAIT, checked at
+# each read of the spool)
+FLUSH_BOUND = MAX_LOAD_WAIT + 2 * FLUSH_INTERVAL
 
 
 def rows(db, sql, params=None):
@@ -85,6 +89,71 @@ def test_events_wait_in_the_spool_while_another_process_locks_the_store(spark, d
     jobs = rows(db_path, "SELECT count(*) FROM events WHERE kind = 'job_end'")[0][0]
     ends = rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'")[0][0]
     assert jobs >= 2 and ends >= 10, "nothing was lost while the store was locked"
+
+
+def test_the_spool_is_scrubbed_at_every_read_while_the_load_waits(spark, db_path, tmp_path):
+    """Loads wait after a costly one; what Spark writes unredacted (a failure reason) is masked
+    in the spool at the next read all the same, not at the next load."""
+    secret = "hunter2-scrub-before-load"
+    spool = tmp_path / "spool"
+    # load_share that small: after the first load the next waits max_wait, a minute
+    with attach(spark, db=db_path, interval=0.2, max_wait=60.0, load_share=1e-9, spool_dir=spool,
+                keep_spool=True) as handle:
+        deadline = time.monotonic() + 30
+        while handle.stats.loads < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert handle.stats.loads == 1
+        with pytest.raises(Exception, match="USER_RAISED_EXCEPTION|password"):
+            spark.range(0, 1, 1, 1).selectExpr(f"raise_error('password={secret}') AS x").collect()
+        deadline = time.monotonic() + 20
+        while True:
+            text = b"".join(p.read_bytes() for p in spool.rglob("*") if p.is_file())
+            failed = b'"Reason":"ExceptionFailure"' in text
+            if (failed and secret.encode() not in text) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert failed and secret.encode() not in text, "the failure reached the spool and was masked"
+        assert handle.stats.loads == 1, "no load was due: the scrub did not wait for one"
+        assert rows(db_path, "SELECT count(*) FROM events WHERE status = 'failed'") == [(0,)]
+        assert handle.flush()
+        stored = rows(db_path, "SELECT count(*), bool_or(contains(raw || detail, ?)) FROM events "
+                               "WHERE status = 'failed'", [secret])
+    assert stored[0][0] >= 1 and stored[0][1] is False
+
+
+def test_a_block_the_fast_path_fails_on_is_decoded_line_by_line_and_counted_once(spark, db_path):
+    """A fast-path failure mid-block: the block's lines go through the decoder one by one, and
+    what the failed call had counted (lines, rejects) is not counted twice."""
+    spark.range(1).count()
+    with attach(spark, db=db_path) as handle:
+        real = handle.fast.table
+
+        def fails_half_way(offset, data):  # what a block that fails half-way has counted
+            handle.parse.lines += data.count(b"\n") // 2
+            handle.parse.reject("counted before the failure", 1, "{}")
+            raise RuntimeError("fast path failed")
+
+        handle.fast.table = fails_half_way
+        spark.range(0, 40, 1, 4).count()
+        assert handle.flush()
+        handle.fast.table = real
+    spool_lines = rows(db_path, "SELECT lines FROM sources WHERE kind = 'live'")[0][0]
+    assert handle.stats.errors >= 1 and handle.stats.last_error.endswith("fast path failed")
+    assert handle.stats.rejected == 0 and "counted before the failure" not in handle.parse.rejects
+    assert spool_lines == handle.stats.lines == handle.parse.lines
+    tasks = rows(db_path, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
+    assert rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'") == [(tasks,)] and tasks >= 4
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice values are Linux's")
+def test_the_loads_run_at_a_lower_cpu_priority_than_the_job(spark, db_path):
+    with attach(spark, db=db_path) as handle:
+        deadline = time.monotonic() + 10
+        while handle.stats.loads < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [loader] = [t for t in threading.enumerate() if t.name == "commitsleuth-capture"]
+        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        assert os.getpriority(os.PRIO_PROCESS, loader.native_id) == min(mine + LOADER_NICE, 19)
 
 
 def test_another_process_reads_the_store_while_capture_runs(spark, db_path):

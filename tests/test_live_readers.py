@@ -28,7 +28,8 @@ def commands(db: Path, report: Path):
 
 
 def test_query_analyze_and_report_succeed_while_live_capture_writes(spark, db_path, tmp_path):
-    handle = attach(spark, db=db_path)
+    # a load every second (not up to max_wait's 5 s), so the queries see the store grow
+    handle = attach(spark, db=db_path, max_wait=1.0)
     job = threading.Thread(target=lambda: spark.range(0, TASKS, 1, TASKS).count())
     calls = []
     try:

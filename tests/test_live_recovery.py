@@ -75,9 +75,9 @@ def killed(tmp_path_factory):
             fact = json.loads(line)
             if "job" in fact:
                 jobs.append(fact["job"])
-            # after three jobs: the capture loads once a second, so the store holds two of them
+            # after three jobs: the capture has loaded some of them
             if len(jobs) == 3 and holder is None:
-                stored_at_least(db, 150)  # the capture loads once a second: some are in the store
+                stored_at_least(db, 150)  # some are in the store
                 holder = open_waiting(db, wait=60)  # live batches now wait in the spool
                 held_at = time.monotonic()
             if holder is not None and time.monotonic() - held_at > 3 and len(jobs) >= 5:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import duckdb
+
 import pytest
 
 from commitsleuth.errors import StoreError
@@ -198,3 +200,15 @@ def test_a_store_attached_in_this_process_is_a_lock_error_for_another_connection
             Store(db, host=duckdb.connect())
     with Store(db, read_only=True) as r:
         assert r.count("events") == 0
+
+
+def test_a_reader_that_gives_up_waiting_leaves_no_wait_marker(tmp_path):
+    """The marker tells a live capture that a reader waits: one that gave up waits no more."""
+    from commitsleuth.errors import StoreLockedError
+    from commitsleuth.store import open_waiting, reader_waiting, wait_marker
+
+    db = str(tmp_path / "held.duckdb")
+    with Store(db, host=duckdb.connect()):  # held by this process's capture-like connection
+        with pytest.raises(StoreLockedError):
+            open_waiting(db, read_only=True, wait=0.3)
+    assert not os.path.exists(wait_marker(db)) and not reader_waiting(db)
