@@ -9,7 +9,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from commitsleuth.redact import has_user_patterns, may_hold_secret, redact_keeping_length
+from commitsleuth.redact import has_user_patterns, lines_may_hold_secret, may_hold_secret, redact_keeping_length
 
 CHUNK = 8 << 20
 # What a line that cannot be masked in place becomes (padded with spaces to its length).
@@ -61,32 +61,32 @@ class SpoolTail:
         so the bytes it is writing are never touched. Returns the lines rewritten."""
         if not data:
             return 0
-        whole = data[:-1].decode("utf-8", "replace")  # U+FFFD adds no line
-        # Most blocks are task lines without a trigger: one RE2 scan of the block says so (a
-        # user's pattern may be anchored to a line: then line by line only).
-        if not has_user_patterns() and not may_hold_secret(pa.array([whole], pa.string()))[0].as_py():
-            return 0
-        raws = data.split(b"\n")[:-1]
-        texts = whole.split("\n")
-        hits = np.flatnonzero(may_hold_secret(pa.array(texts, pa.string())).to_numpy(zero_copy_only=False))
+        nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)  # a block ends with one
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        if has_user_patterns():  # a user's pattern may be anchored to a line: RE2 line by line
+            texts = pa.array(data[:-1].decode("utf-8", "replace").split("\n"), pa.string())
+            hits = may_hold_secret(texts).to_numpy(zero_copy_only=False)
+        else:  # most blocks are task lines: one search for the patterns' words says which may
+            hits = lines_may_hold_secret(data, starts)
+        hits = np.flatnonzero(hits)
         if not len(hits):
             return 0
-        starts = offset + np.concatenate(([0], np.cumsum([len(r) + 1 for r in raws])))
         rewritten = 0
         fd = None
         try:
             for k in hits.tolist():
-                text = texts[k]
+                raw = data[starts[k]:nl[k]]
+                text = raw.decode("utf-8", "replace")
                 new = redact_keeping_length(text)
                 if new == text:
                     continue
-                size = len(raws[k])  # the line's bytes, newline excluded
-                data = new.encode()
-                if len(data) != size or not _is_json(data):  # bad UTF-8 read as U+FFFD, or broken
-                    data = (_BLANK if size >= len(_BLANK) else b"").ljust(size)
+                size = len(raw)  # the line's bytes, newline excluded
+                line = new.encode()
+                if len(line) != size or not _is_json(line):  # bad UTF-8 read as U+FFFD, or broken
+                    line = (_BLANK if size >= len(_BLANK) else b"").ljust(size)
                 if fd is None:
                     fd = os.open(self.path, os.O_WRONLY)
-                os.pwrite(fd, data, int(starts[k]))
+                os.pwrite(fd, line, offset + int(starts[k]))
                 rewritten += 1
         finally:
             if fd is not None:

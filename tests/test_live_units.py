@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from commitsleuth.listener.inventory import leftover
 from commitsleuth.parsers.spark_plan import normalize_path, write_target
 from commitsleuth.listener.tail import SpoolTail
@@ -58,6 +60,37 @@ def test_scrub_masks_a_secret_in_place_at_its_byte_length(tmp_path):
     after = spool.read_bytes().split(b"\n")
     assert after[0] == lines[0] and after[2] == lines[2]
     assert len(after[1]) == len(lines[1]) and b"hunter2" not in after[1]
+
+
+@pytest.mark.parametrize("user_pattern", [None, r"Acme-[0-9]+"])
+def test_scrub_masks_every_secret_line_of_a_later_block_at_its_own_offset(tmp_path, user_pattern):
+    """A block read after another (a non-zero offset) with several lines to mask, by the
+    built-in patterns' word search or, with a user's pattern, line by line."""
+    from commitsleuth import redact as layer
+
+    spool = tmp_path / "app.inprogress"
+    first = b'{"Event":"A","Reason":"password=first1"}\n'
+    later = [b'{"Event":"B","Reason":"fine"}', b'{"Event":"C","Reason":"token=later2 Acme-7"}',
+             b'{"Event":"D","Reason":"still fine Acme-8"}', b'{"Event":"E","Reason":"secret=later3"}']
+    spool.write_bytes(first)
+    tail = SpoolTail(spool)
+    tail.read()
+    with open(spool, "ab") as fh:
+        fh.write(b"\n".join(later) + b"\n")
+    _, offset, data = tail.read()
+    assert offset == len(first)
+    if user_pattern:
+        layer.add_pattern(user_pattern)
+    try:
+        assert tail.scrub(offset, data) == (3 if user_pattern else 2)
+    finally:
+        layer.clear_user_patterns()
+    after = spool.read_bytes()
+    assert after.startswith(first) and len(after) == len(first) + len(data)  # the first block as it was
+    lines = after[len(first):].split(b"\n")[:-1]
+    assert [len(x) for x in lines] == [len(x) for x in later]
+    assert lines[0] == later[0] and b"later2" not in lines[1] and b"later3" not in lines[3]
+    assert (b"Acme-8" not in lines[2]) if user_pattern else (lines[2] == later[2])
 
 
 def test_write_target_of_a_partitioned_path_and_a_table():
