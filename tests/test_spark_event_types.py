@@ -11,7 +11,6 @@ block, tests/conftest.py) and the decoder alone.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 
@@ -19,6 +18,7 @@ import pytest
 
 from commitsleuth.ingest import eventlog_fast, ingest
 from commitsleuth.store import Store
+from test_eventlog_fast import with_value
 
 REAL = "spark-events/application_1628109047826_1317105"
 AFTER = 27  # the real log's lines before the odd ones: up to its first stage's submission
@@ -27,12 +27,7 @@ JOB_START, STAGE_SUBMITTED, TASK_START, TASK_END, STAGE_COMPLETED, JOB_END, APP_
 
 
 def _changed(line: str, path: tuple, value) -> str:
-    event = copy.deepcopy(json.loads(line))
-    node = event
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return json.dumps(event, separators=(",", ":"))
+    return json.dumps(with_value(json.loads(line), path, value), separators=(",", ":"))
 
 
 def _exclusion(**fields) -> str:
@@ -122,7 +117,7 @@ _SAME = "kind, ts, app_id, job_id, query_id, stage_id, stage_attempt, task_id, a
         "speculative, executor_id, host, size, status, detail, event_key, raw"
 
 
-@pytest.mark.parametrize("fast", [False], ids=["decoder"])
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "decoder"])
 def test_odd_values_are_rejected_one_line_at_a_time_and_every_other_line_kept(tmp_path, corpus, monkeypatch, fast):
     real = (corpus / REAL).read_text().splitlines()
     rejected, kept = _rejected(real), _kept(real)
