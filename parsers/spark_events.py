@@ -5,6 +5,13 @@ Spark's own ``JsonProtocol`` into exactly the JSON an event log holds, and hands
 Field variants across Spark 1.x-4.x are handled here (``Partition ID`` is absent before 3.4,
 ``Executor ID`` is ``<driver>`` in 1.x, blacklist events became exclude events in 3.1).
 Event-log times are epoch milliseconds; they are stored as UTC.
+
+A value of a JSON type Spark never writes where the decoder stores it or names something
+with it (an id as text, as a fraction or past its column's range, a time as text, a flag as a
+number, an object as a list) raises ``OddValue``: ``decode_line`` rejects that line alone,
+the field named in the reason. An executor id or a job's SQL execution id written as a number
+is stored as its digits: Spark writes both as text of decimal digits, so the digits are the id.
+A time with a fraction of a millisecond is kept as it is.
 """
 
 from __future__ import annotations
@@ -64,11 +71,81 @@ EXCLUSION_EVENTS = {
 }
 
 
-def _pairs(value) -> dict:
+class OddValue(ValueError):
+    """A field of a Spark event whose JSON type or range the store cannot hold as the decoder
+    reads it (a type Spark's JsonProtocol never writes there): ``decode_line`` rejects the line,
+    with this as the reason, and goes on with the next."""
+
+    def __init__(self, key: str, expected: str):
+        super().__init__(f"Spark event with {key} not {expected}")
+
+
+_INT32 = 1 << 31
+_INT64 = 1 << 63
+
+
+def _obj(d: dict, key: str) -> dict:
+    """An object field; absent or null reads as empty."""
+    value = d.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise OddValue(key, "an object")
+    return value
+
+
+def _whole(d: dict, key: str, default=None, bound: int = _INT64):
+    """An id or count: a JSON integer (not a boolean, not a float: it names something, and
+    ``3.0`` would write ``task 3.0.0``) in the range of the column it goes to; or None."""
+    value = d.get(key, default)
+    if value is None or (type(value) is int and -bound <= value < bound):
+        return value
+    raise OddValue(key, "a whole number" if bound == _INT64 else "a 32-bit whole number")
+
+
+def _text(d: dict, key: str):
+    """A name (host, application id, reason): a JSON string, or None."""
+    value = d.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise OddValue(key, "text")
+
+
+def _name(d: dict, key: str):
+    """An id Spark writes as text but whose values are decimal numbers (an executor id, a SQL
+    execution id in job properties): a JSON integer is stored as its digits, which is
+    unambiguous; any other type is not."""
+    value = d.get(key)
+    if type(value) is int:
+        return str(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise OddValue(key, "text or a whole number")
+
+
+def _time(d: dict, key: str) -> dt.datetime | None:
+    """Epoch milliseconds; 0 or absent is no time. A fraction is kept (it is exact), a
+    boolean, text or a time out of the calendar's range is not a time."""
+    value = d.get(key)
+    if value is None or (type(value) in (int, float) and not value):
+        return None
+    if type(value) in (int, float):
+        try:
+            return epoch_ms(value)
+        except (OverflowError, ValueError, OSError):
+            pass
+    raise OddValue(key, "a time in epoch milliseconds")
+
+
+def _pairs(e: dict, key: str) -> dict:
     """Properties arrive as a JSON object or, in other versions, as a list of [key, value]."""
+    value = e.get(key)
     if isinstance(value, dict):
         return dict(value)
-    return {p[0]: p[1] for p in value or [] if isinstance(p, (list, tuple)) and len(p) == 2}
+    if value is not None and not isinstance(value, list):
+        raise OddValue(key, "an object or a list of pairs")
+    return {p[0]: p[1] for p in value or [] if isinstance(p, (list, tuple)) and len(p) == 2
+            and isinstance(p[0], str)}
 
 
 def epoch_ms(value) -> dt.datetime | None:
@@ -97,6 +174,8 @@ class SparkEventDecoder:
     def decode(self, event: dict, line_no: int | None = None, offset: int | None = None,
                raw: str | None = None) -> list[Event]:
         name = event.get("Event", "")
+        if not isinstance(name, str):
+            raise OddValue("Event", "text")
         short = name.rsplit(".", 1)[-1]
         if short in EXCLUSION_EVENTS:
             out = self._exclude(event, *EXCLUSION_EVENTS[short])
@@ -148,17 +227,18 @@ class SparkEventDecoder:
 
     # -- application ---------------------------------------------------------------------
     def _on_SparkListenerApplicationStart(self, e):
-        self.app_id = e.get("App ID") or self.app_id
-        return [Event("app_start", ts=epoch_ms(e.get("Timestamp")), app_id=self.app_id,
+        ts = _time(e, "Timestamp")  # checked before the id is taken: a rejected line changes nothing
+        self.app_id = _text(e, "App ID") or self.app_id
+        return [Event("app_start", ts=ts, app_id=self.app_id,
                       detail={"name": e.get("App Name"), "user": e.get("User"),
                               "attempt": e.get("App Attempt ID")})]
 
     def _on_SparkListenerApplicationEnd(self, e):
-        return [Event("app_end", ts=epoch_ms(e.get("Timestamp")))]
+        return [Event("app_end", ts=_time(e, "Timestamp"))]
 
     def _on_SparkListenerEnvironmentUpdate(self, e):
-        props = _pairs(e.get("Spark Properties"))
-        props.update({f"spark.hadoop.{k}": v for k, v in _pairs(e.get("Hadoop Properties")).items()})
+        props = _pairs(e, "Spark Properties")
+        props.update({f"spark.hadoop.{k}": v for k, v in _pairs(e, "Hadoop Properties").items()})
         honour_spark_conf(props)  # the user's own redaction settings mask what follows too
         out = []
         for key in COMMIT_CONF:
@@ -168,53 +248,60 @@ class SparkEventDecoder:
 
     # -- jobs and stages -----------------------------------------------------------------
     def _on_SparkListenerJobStart(self, e):
-        props = e.get("Properties") or {}
-        return [Event("job_start", ts=epoch_ms(e.get("Submission Time")), job_id=str(e.get("Job ID")),
-                      query_id=props.get("spark.sql.execution.id"),
+        props = _obj(e, "Properties")
+        return [Event("job_start", ts=_time(e, "Submission Time"), job_id=str(_whole(e, "Job ID")),
+                      query_id=_name(props, "spark.sql.execution.id"),
                       detail={"stages": e.get("Stage IDs"), "group": props.get("spark.jobGroup.id")})]
 
     def _on_SparkListenerJobEnd(self, e):
-        result = e.get("Job Result") or {}
+        result = _obj(e, "Job Result")
         ok = result.get("Result") == "JobSucceeded"
-        detail = None if ok else {"reason": (result.get("Exception") or {}).get("Message")}
-        return [Event("job_end", ts=epoch_ms(e.get("Completion Time")), job_id=str(e.get("Job ID")),
+        detail = None if ok else {"reason": _obj(result, "Exception").get("Message")}
+        return [Event("job_end", ts=_time(e, "Completion Time"), job_id=str(_whole(e, "Job ID")),
                       status="success" if ok else "failed", detail=detail)]
 
     def _on_SparkListenerStageSubmitted(self, e):
-        info = e.get("Stage Info") or {}
-        return [Event("stage_start", ts=epoch_ms(info.get("Submission Time")),
-                      stage_id=info.get("Stage ID"), stage_attempt=info.get("Stage Attempt ID"),
+        info = _obj(e, "Stage Info")
+        return [Event("stage_start", ts=_time(info, "Submission Time"),
+                      stage_id=_whole(info, "Stage ID", bound=_INT32),
+                      stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
                       detail={"name": info.get("Stage Name"), "tasks": info.get("Number of Tasks")})]
 
     def _on_SparkListenerStageCompleted(self, e):
-        info = e.get("Stage Info") or {}
+        info = _obj(e, "Stage Info")
         failure = info.get("Failure Reason")
-        return [Event("stage_end", ts=epoch_ms(info.get("Completion Time")),
-                      stage_id=info.get("Stage ID"), stage_attempt=info.get("Stage Attempt ID"),
+        return [Event("stage_end", ts=_time(info, "Completion Time"),
+                      stage_id=_whole(info, "Stage ID", bound=_INT32),
+                      stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
                       status="failed" if failure else "success",
                       detail={"reason": failure} if failure else None)]
 
     # -- task attempts -------------------------------------------------------------------
     def _task(self, kind: str, e: dict, ts_field: str) -> Event:
-        info = e.get("Task Info") or {}
-        stage, stage_attempt = e.get("Stage ID"), e.get("Stage Attempt ID", 0)
-        partition = info.get("Partition ID", info.get("Index"))
+        info = _obj(e, "Task Info")
+        stage = _whole(e, "Stage ID", bound=_INT32)
+        stage_attempt = _whole(e, "Stage Attempt ID", 0, bound=_INT32)
+        index = _whole(info, "Index")
+        partition = _whole(info, "Partition ID")
         if partition is None or partition < 0:
-            partition = info.get("Index")
-        attempt, tid = info.get("Attempt", 0), info.get("Task ID")
-        executor = info.get("Executor ID")
+            partition = index
+        attempt, tid = _whole(info, "Attempt", 0, bound=_INT32), _whole(info, "Task ID")
+        executor = _name(info, "Executor ID")
+        speculative = info.get("Speculative")
+        if speculative is not None and not isinstance(speculative, bool):
+            raise OddValue("Speculative", "true or false")
         return Event(
             kind,
-            ts=epoch_ms(info.get(ts_field)),
+            ts=_time(info, ts_field),
             stage_id=stage,
             stage_attempt=stage_attempt,
             task_id=f"{stage}.{partition}",
             attempt_id=attempt_label(stage, stage_attempt, partition, attempt, tid),
             attempt_no=attempt,
-            speculative=info.get("Speculative"),
+            speculative=speculative,
             executor_id="driver" if executor == "<driver>" else executor,
-            host=info.get("Host"),
-            detail={"tid": tid, "index": info.get("Index"), "launch_time": info.get("Launch Time")},
+            host=_text(info, "Host"),
+            detail={"tid": tid, "index": index, "launch_time": info.get("Launch Time")},
         )
 
     def _on_SparkListenerTaskStart(self, e):
@@ -222,12 +309,11 @@ class SparkEventDecoder:
 
     def _on_SparkListenerTaskEnd(self, e):
         ev = self._task("attempt_end", e, "Finish Time")
-        reason = e.get("Task End Reason") or {}
-        kind = reason.get("Reason", "Success")
+        reason = _obj(e, "Task End Reason")
+        kind = _text(reason, "Reason") if "Reason" in reason else "Success"
         ev.status = _END_STATUS.get(kind, "failed")
-        metrics = e.get("Task Metrics") or {}
-        output = metrics.get("Output Metrics") or {}
-        ev.size = output.get("Bytes Written")
+        output = _obj(_obj(e, "Task Metrics"), "Output Metrics")
+        ev.size = _whole(output, "Bytes Written")
         ev.detail.update(
             reason=kind,
             records_written=output.get("Records Written"),
@@ -247,17 +333,18 @@ class SparkEventDecoder:
     # -- scheduler exclusion (named blacklisting before Spark 3.1) -----------------------------
     # Spark 2.x wrote ``nodeId`` where 3.x writes ``hostId``; per-stage variants add the stage.
     def _exclude(self, e, what: str, status: str):
-        return [Event("exclude", ts=epoch_ms(e.get("time")), executor_id=e.get("executorId"),
-                      host=e.get("hostId") or e.get("nodeId"), stage_id=e.get("stageId"),
-                      stage_attempt=e.get("stageAttemptId"), status=status,
+        return [Event("exclude", ts=_time(e, "time"), executor_id=_name(e, "executorId"),
+                      host=_text(e, "hostId") or _text(e, "nodeId"),
+                      stage_id=_whole(e, "stageId", bound=_INT32),
+                      stage_attempt=_whole(e, "stageAttemptId", bound=_INT32), status=status,
                       detail={"what": what, "failures": e.get("taskFailures") or e.get("executorFailures")})]
 
     # -- SQL -------------------------------------------------------------------------------
     def _on_SparkListenerSQLExecutionStart(self, e):
-        ev = Event("query_start", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
-                   detail={"description": e.get("description"),
-                           "plan": (e.get("physicalPlanDescription") or "")[:4000]})
-        target = write_target(e.get("physicalPlanDescription"), e.get("sparkPlanInfo"))
+        plan = _text(e, "physicalPlanDescription")
+        ev = Event("query_start", ts=_time(e, "time"), query_id=str(_whole(e, "executionId")),
+                   detail={"description": e.get("description"), "plan": (plan or "")[:4000]})
+        target = write_target(plan, e.get("sparkPlanInfo"))
         if target is not None:
             root = str(e.get("rootExecutionId", ev.query_id))
             ev.location = target.path
@@ -270,7 +357,7 @@ class SparkEventDecoder:
 
     def _on_SparkListenerSQLExecutionEnd(self, e):
         err = e.get("errorMessage")
-        return [Event("query_end", ts=epoch_ms(e.get("time")), query_id=str(e.get("executionId")),
+        return [Event("query_end", ts=_time(e, "time"), query_id=str(_whole(e, "executionId")),
                       status="failed" if err else "success",
                       detail={"error": err} if err else None)]
 
@@ -286,7 +373,8 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
 
 
 def decode_line(decoder: SparkEventDecoder, line_no: int, offset: int, text: str, stats) -> list[Event]:
-    """One line's events (counted in ``stats``); a blank line gives none, bad JSON is rejected."""
+    """One line's events (counted in ``stats``); a blank line gives none; bad JSON, or a value
+    the decoder cannot store as it reads it (``OddValue``), is rejected: that line alone."""
     stats.lines += 1
     if not text.strip():
         return []
@@ -298,7 +386,11 @@ def decode_line(decoder: SparkEventDecoder, line_no: int, offset: int, text: str
     if not isinstance(event, dict) or "Event" not in event:
         stats.reject("JSON line without an Event field", line_no, text)
         return []
+    try:
+        out = decoder.decode(event, line_no, offset, text)
+    except OddValue as exc:  # this line only: the lines after it are read as ever
+        stats.reject(str(exc), line_no, text)
+        return []
     stats.records += 1
-    out = decoder.decode(event, line_no, offset, text)
     stats.events += len(out)
     return out

@@ -95,21 +95,30 @@ def _from_description(plan: str | None):
 
 def _from_plan_info(info: dict | None):
     """Spark 2.4: the command node of the ``sparkPlanInfo`` tree, depth first."""
-    stack = [info] if isinstance(info, dict) else []
+    stack = [info]
     while stack:
         node = stack.pop()
-        name = (node.get("nodeName") or "").removeprefix("Execute ").strip()
+        if not isinstance(node, dict):  # as the root: what is not a node names no command
+            continue
+        name = _text_of(node, "nodeName").removeprefix("Execute ").strip()
         base = name.split(" ")[0].removesuffix("Exec")
         if base in V1_COMMANDS or base in V2_COMMANDS:
-            simple = (node.get("simpleString") or "").removeprefix("Execute ").strip()
+            simple = _text_of(node, "simpleString").removeprefix("Execute ").strip()
             rest = simple.removeprefix(base).lstrip()
             rest = rest.removeprefix(base).lstrip()  # 2.4 repeats the command's own name
             table_word = name[len(base):].strip() or None if base in V2_COMMANDS else None
             if table_word:
                 rest = rest.removeprefix(table_word).lstrip()
             return base, table_word, rest
-        stack.extend(reversed(node.get("children") or []))
+        children = node.get("children")
+        if isinstance(children, list):
+            stack.extend(reversed(children))
     return None
+
+
+def _text_of(node: dict, key: str) -> str:
+    value = node.get(key)
+    return value if isinstance(value, str) else ""
 
 
 def _table(args: str) -> str | None:

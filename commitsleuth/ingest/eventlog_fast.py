@@ -6,9 +6,14 @@ them to canonical columns in SQL, and only the other lines (environment, applica
 plans, exclusions, failures, anything unusual) go through the decoder of
 ``parsers.spark_events``, one by one, in order. The decoder stays the reference: a row is
 mapped in SQL only when its output is certain to equal the decoder's (every field present and of
-the expected type, every text plain ASCII without quote or backslash, so ``json.dumps`` would
-write it as it is); any other row goes to the decoder. ``tests/test_eventlog_fast.py`` compares
-both paths' stores row for row.
+the JSON type Spark writes there, read as JSON so that 7, 7.5, "7" and true stay apart; every
+text plain ASCII without quote or backslash, so ``json.dumps`` would write it as it is); any
+other row goes to the decoder, which rejects or reads a value of another type. Two things the
+SQL does not look for, as Spark's JsonProtocol writes neither: a key written twice in one object
+(DuckDB reads the first, the decoder the last), and a line one JSON parser accepts and the other
+refuses (DuckDB reads a number past a double's range, orjson does not): such a line is
+caught where the verification runs (``COMMITSLEUTH_EVENTLOG_VERIFY``, every test).
+``tests/test_eventlog_fast.py`` compares both paths' stores row for row.
 
 What the decoder carries from line to line is kept in order: the application id (an
 ``ApplicationStart`` line sets it for the rows after it), the last timestamp (a decoded event
@@ -58,136 +63,252 @@ class FastPathMismatch(BaseException):
 
 # Field names as Spark's JsonProtocol writes them; json_transform parses each line once, into
 # only the fields the decoder reads. One shape and one SELECT per family of events.
-_TASK_SHAPE = """{"Event": "VARCHAR", "Stage ID": "BIGINT", "Stage Attempt ID": "BIGINT",
-  "Task Info": {"Task ID": "BIGINT", "Index": "BIGINT", "Attempt": "BIGINT", "Partition ID": "BIGINT",
-                "Launch Time": "BIGINT", "Finish Time": "BIGINT", "Executor ID": "VARCHAR",
-                "Host": "VARCHAR", "Speculative": "BOOLEAN"},
-  "Task End Reason": {"Reason": "VARCHAR", "Kill Reason": "VARCHAR", "Description": "VARCHAR",
-                      "Class Name": "VARCHAR"},
-  "Task Metrics": {"Output Metrics": {"Bytes Written": "BIGINT", "Records Written": "BIGINT"}}}"""
+# Each value is taken as JSON, its type kept (7, 7.5, "7" and true stay apart; a typed
+# transform reads all four as 7 or 1), and a row is mapped only when each value has the type
+# the decoder stores: ``_whole``, ``_text``, ``_plain`` below.
+_TASK_SHAPE = """{"Event": "VARCHAR", "Stage ID": "JSON", "Stage Attempt ID": "JSON",
+  "Task Info": {"Task ID": "JSON", "Index": "JSON", "Attempt": "JSON", "Partition ID": "JSON",
+                "Launch Time": "JSON", "Finish Time": "JSON", "Executor ID": "JSON",
+                "Host": "JSON", "Speculative": "JSON"},
+  "Task End Reason": {"Reason": "JSON", "Kill Reason": "JSON", "Description": "JSON",
+                      "Class Name": "JSON"},
+  "Task Metrics": {"Executor Run Time": "BIGINT",
+                   "Output Metrics": {"Bytes Written": "JSON", "Records Written": "JSON"}}}"""
 _STAGE_SHAPE = """{"Event": "VARCHAR",
-  "Stage Info": {"Stage ID": "BIGINT", "Stage Attempt ID": "BIGINT", "Stage Name": "VARCHAR",
-                 "Number of Tasks": "BIGINT", "Submission Time": "BIGINT", "Completion Time": "BIGINT",
+  "Stage Info": {"Stage ID": "JSON", "Stage Attempt ID": "JSON", "Stage Name": "JSON",
+                 "Number of Tasks": "JSON", "Submission Time": "JSON", "Completion Time": "JSON",
                  "Failure Reason": "VARCHAR"}}"""
-_JOB_SHAPE = """{"Event": "VARCHAR", "Job ID": "BIGINT", "Submission Time": "BIGINT", "Completion Time": "BIGINT",
-  "Stage IDs": "BIGINT[]",
-  "Properties": {"spark.sql.execution.id": "VARCHAR", "spark.jobGroup.id": "VARCHAR"},
+_JOB_SHAPE = """{"Event": "VARCHAR", "Job ID": "JSON", "Submission Time": "JSON", "Completion Time": "JSON",
+  "Stage IDs": "JSON",
+  "Properties": {"spark.sql.execution.id": "JSON", "spark.jobGroup.id": "JSON"},
   "Job Result": {"Result": "VARCHAR"}}"""
 
 # A text json.dumps writes unchanged: printable ASCII without '"' and '\'.
 _PLAIN = r"[ !#-\[\]-~]*"
+# Stage ids as json.dumps writes a list of integers, once ', ' is put between them.
+_IDS = r"\[((0|-?[1-9][0-9]{0,17})(,(0|-?[1-9][0-9]{0,17}))*)?\]"
 
 
-def _parsed(prefix: str, shape: str) -> str:
+def _int(leaf: str) -> str:
+    """SQL: a value's integer; NULL when absent or null (or no integer: see ``_whole``)."""
+    return f"TRY_CAST({leaf} AS BIGINT)"
+
+
+def _whole(*names: str) -> str:
+    """SQL: each of these values (``x`` read from the JSON text ``x_j``) is absent, null or a
+    JSON integer: a JSON value whose text holds only digits and a minus is an integer (7.0,
+    1e3, "7" and true are not), so one regex tests them all at once; at most 18 digits keeps
+    it within 64 bits."""
+    return f"NOT regexp_matches(concat_ws(',', {', '.join(f'{n}_j' for n in names)}), '[^0-9,-]|[0-9]{{19}}')"
+
+
+def _int32(*names: str) -> str:
+    """SQL: each of these integers (``_whole``) has at most 9 characters, so it fits the 32-bit
+    column it goes to (a larger one goes to the decoder, which stores it if it fits)."""
+    return " AND ".join(f"coalesce(length({n}_j) < 10, true)" for n in names)
+
+
+def _times(*names: str) -> str:
+    """SQL: each of these times (``_whole``) is at least 0 and has at most 14 digits: before the
+    year 5138, well within the decoder's calendar (the rest go to it)."""
+    return " AND ".join(f"coalesce(length({n}_j) < 15 AND NOT starts_with({n}_j, '-'), true)" for n in names)
+
+
+def _text(*leaves: str) -> str:
+    """SQL: each of these JSON texts is absent, null or a string without escapes (its text
+    between the quotes is the string)."""
+    return " AND ".join(f"coalesce({x} IS NULL OR (starts_with({x}, '\"') AND NOT contains({x}, '\\')), false)"
+                        for x in leaves)
+
+
+def _plain(*leaves: str) -> str:
+    """SQL: each of these JSON texts is absent, null, or a string ``json.dumps`` writes as it is."""
+    return " AND ".join(f"({x} IS NULL OR regexp_full_match({x}, '\"{_PLAIN}\"'))" for x in leaves)
+
+
+def _inner(leaf: str) -> str:
+    """SQL: the string of a JSON text ``_text`` or ``_plain`` accepted."""
+    return f"{leaf}[2:-2]"
+
+
+def _parsed(prefix: str, shape: str, *objects: tuple[str, str]) -> str:
     """The lines of one family of events, each parsed once. TRY: a line that is not valid JSON
     gives NULL here and goes to the decoder, which rejects it. A line the redaction trigger finds
     (``secret``) goes to the decoder too, whose events pass the one redaction layer: the rows mapped here
-    need none, as no text the SQL derives from a line can hold a secret the line does not."""
-    return (f"SELECT i, try(json_transform(line, '{shape}')) AS j FROM lines "
-            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}') AND NOT secret")
+    need none, as no text the SQL derives from a line can hold a secret the line does not.
+
+    ``objects``: (when, path) of object fields the decoder reads. json_transform reads a value
+    that is not an object (5, [], "x") as an object without the fields asked for, as it reads
+    ``{}``; so ``objects_ok`` is false when the type at ``path`` is neither an object nor null,
+    looked up (a second parse of the line) only when ``when`` finds none of the fields."""
+    checks = " AND ".join(f"CASE WHEN {when} THEN coalesce(json_type(line, '{path}') IN ('OBJECT', 'NULL'), true) "
+                          f"ELSE true END" for when, path in objects) or "true"
+    return (f"SELECT i, j, {checks} AS objects_ok FROM ("
+            f"SELECT i, line, try(json_transform(line, '{shape}')) AS j FROM lines "
+            f"WHERE starts_with(line, '{{\"Event\":\"SparkListener{prefix}') AND NOT secret)")
+
+
+# Object fields read as empty when they hold none of the shape's fields: (when, path). Every
+# Spark writes a task's metrics with its run time (read only for this), not always with
+# output metrics.
+_TASK_OBJECTS = (
+    ("""j."Event" = 'SparkListenerTaskEnd' AND j."Task Metrics" IS NOT NULL
+        AND j."Task Metrics"."Output Metrics" IS NULL AND j."Task Metrics"."Executor Run Time" IS NULL""",
+     '$."Task Metrics"'),
+    ("""j."Event" = 'SparkListenerTaskEnd' AND j."Task Metrics"."Output Metrics" IS NOT NULL
+        AND j."Task Metrics"."Output Metrics"."Bytes Written" IS NULL
+        AND j."Task Metrics"."Output Metrics"."Records Written" IS NULL""", '$."Task Metrics"."Output Metrics"'))
+_STAGE_OBJECTS = (("""j."Stage Info" IS NOT NULL AND j."Stage Info"."Stage ID" IS NULL""", '$."Stage Info"'),)
+_JOB_OBJECTS = (("""j."Event" = 'SparkListenerJobStart' AND j."Properties" IS NOT NULL
+        AND j."Properties"."spark.sql.execution.id" IS NULL AND j."Properties"."spark.jobGroup.id" IS NULL""",
+                 '$."Properties"'),)
 
 
 # Columns of every SELECT: i, kind, ms (epoch ms, 0 or NULL when absent), plain (the decoder
 # would give the same row), then the event columns. A row not plain goes to the decoder:
-# a missing field it defaults or formats as None, text json.dumps would escape, two events from
-# one line (commit denied), failures with their messages.
+# a value of another type, a missing field it defaults or formats as None, text json.dumps
+# would escape, two events from one line (commit denied), failures with their messages.
 _SQL = f"""
-WITH t AS MATERIALIZED ({_parsed("Task", _TASK_SHAPE)}),
-s AS MATERIALIZED ({_parsed("Stage", _STAGE_SHAPE)}),
-b AS MATERIALIZED ({_parsed("Job", _JOB_SHAPE)}),
+WITH t AS MATERIALIZED ({_parsed("Task", _TASK_SHAPE, *_TASK_OBJECTS)}),
+s AS MATERIALIZED ({_parsed("Stage", _STAGE_SHAPE, *_STAGE_OBJECTS)}),
+b AS MATERIALIZED ({_parsed("Job", _JOB_SHAPE, *_JOB_OBJECTS)}),
+tj AS (
+    SELECT i, j."Event" = 'SparkListenerTaskStart' AS starts, CAST(j."Stage ID" AS VARCHAR) AS stage_j,
+           CAST(j."Stage Attempt ID" AS VARCHAR) AS stage_attempt_j,
+           CAST(j."Task Info"."Task ID" AS VARCHAR) AS tid_j, CAST(j."Task Info"."Index" AS VARCHAR) AS idx_j,
+           CAST(j."Task Info"."Attempt" AS VARCHAR) AS attempt_j,
+           CAST(j."Task Info"."Partition ID" AS VARCHAR) AS pid_j,
+           CAST(j."Task Info"."Launch Time" AS VARCHAR) AS launch_j,
+           CAST(j."Task Info"."Finish Time" AS VARCHAR) AS finish_j,
+           CAST(j."Task Info"."Executor ID" AS VARCHAR) AS executor_j,
+           CAST(j."Task Info"."Host" AS VARCHAR) AS host_j,
+           CAST(j."Task Info"."Speculative" AS VARCHAR) AS speculative_j,
+           CAST(j."Task End Reason"."Reason" AS VARCHAR) AS reason_j,
+           CAST(j."Task End Reason"."Kill Reason" AS VARCHAR) AS kill_j,
+           -- the decoder's Description or Class Name: "" and null are no description
+           CASE WHEN CAST(j."Task End Reason"."Description" AS VARCHAR) <> '""'
+                THEN CAST(j."Task End Reason"."Description" AS VARCHAR)
+                ELSE CAST(j."Task End Reason"."Class Name" AS VARCHAR) END AS err_j,
+           CAST(j."Task Metrics"."Output Metrics"."Bytes Written" AS VARCHAR) AS bytes_j,
+           CAST(j."Task Metrics"."Output Metrics"."Records Written" AS VARCHAR) AS records_j
+    FROM t WHERE j."Event" IN ('SparkListenerTaskStart', 'SparkListenerTaskEnd') AND objects_ok
+),
 tf AS (
-    SELECT i, j."Event" = 'SparkListenerTaskStart' AS starts, j."Stage ID" AS stage,
-           j."Stage Attempt ID" AS stage_attempt, j."Task Info" AS ti,
-           CASE WHEN j."Task Info"."Partition ID" IS NULL OR j."Task Info"."Partition ID" < 0
-                THEN j."Task Info"."Index" ELSE j."Task Info"."Partition ID" END AS part,
-           j."Task End Reason" AS r, j."Task Metrics"."Output Metrics" AS om,
-           CASE WHEN j."Task End Reason"."Description" <> '' THEN j."Task End Reason"."Description"
-                ELSE j."Task End Reason"."Class Name" END AS err
-    FROM t WHERE j."Event" IN ('SparkListenerTaskStart', 'SparkListenerTaskEnd')
+    SELECT *, CASE WHEN pid IS NULL OR pid < 0 THEN idx ELSE pid END AS part,
+           {_inner("reason_j")} AS reason
+    FROM (SELECT *, {_int("stage_j")} AS stage, {_int("stage_attempt_j")} AS stage_attempt,
+                 {_int("tid_j")} AS tid, {_int("idx_j")} AS idx, {_int("attempt_j")} AS attempt,
+                 {_int("pid_j")} AS pid, {_int("launch_j")} AS launch, {_int("finish_j")} AS finish,
+                 {_int("bytes_j")} AS bytes, {_int("records_j")} AS records
+          FROM tj)
 ),
 tasks AS (
     SELECT i, CASE WHEN starts THEN 'attempt_start' ELSE 'attempt_end' END AS kind,
-           CASE WHEN starts THEN ti."Launch Time" ELSE ti."Finish Time" END AS ms,
-           stage IS NOT NULL AND stage_attempt IS NOT NULL AND ti."Task ID" IS NOT NULL
-           AND ti."Index" IS NOT NULL AND ti."Attempt" IS NOT NULL
-           AND (starts OR (r."Reason" IS NOT NULL AND r."Reason" <> 'TaskCommitDenied'
-                AND (r."Reason" = 'Success' OR regexp_full_match(r."Reason", '{_PLAIN}'))
-                AND (r."Kill Reason" IS NULL OR regexp_full_match(r."Kill Reason", '{_PLAIN}'))
-                AND (err IS NULL OR regexp_full_match(err, '{_PLAIN}')))) AS plain,
+           CASE WHEN starts THEN launch ELSE finish END AS ms,
+           stage_j IS NOT NULL AND stage_attempt_j IS NOT NULL AND tid_j IS NOT NULL
+           AND idx_j IS NOT NULL AND attempt_j IS NOT NULL
+           AND {_whole("stage", "stage_attempt", "attempt", "tid", "idx", "pid", "launch", "finish", "bytes",
+                       "records")}
+           AND {_int32("stage", "stage_attempt", "attempt")} AND {_times("launch", "finish")}
+           AND {_text("executor_j", "host_j")}
+           AND (speculative_j IS NULL OR speculative_j IN ('true', 'false'))
+           AND (starts OR (reason_j IS NOT NULL AND reason_j <> '"TaskCommitDenied"'
+                AND {_plain("reason_j", "kill_j", "err_j")})) AS plain,
            NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id, stage_attempt,
            stage || '.' || part AS task_id,
-           'task ' || part || '.' || ti."Attempt" || ' in stage ' || stage || '.' || stage_attempt
-               || ' (TID ' || ti."Task ID" || ')' AS attempt_id,
-           ti."Attempt" AS attempt_no, ti."Speculative" AS speculative,
-           CASE WHEN ti."Executor ID" = '<driver>' THEN 'driver' ELSE ti."Executor ID" END AS executor_id,
+           'task ' || part || '.' || attempt || ' in stage ' || stage || '.' || stage_attempt
+               || ' (TID ' || tid || ')' AS attempt_id,
+           attempt AS attempt_no, speculative_j = 'true' AS speculative,
+           CASE WHEN executor_j = '"<driver>"' THEN 'driver' ELSE {_inner("executor_j")} END AS executor_id,
            -- the event's identity as parsers/spark_identity.py names it
            CASE WHEN starts THEN 'SparkListenerTaskStart:' ELSE 'SparkListenerTaskEnd:' END
-               || stage || '.' || stage_attempt || ':' || ti."Task ID" || '.' || ti."Attempt"
-               || '@' || coalesce(CAST(ti."Launch Time" AS VARCHAR), 'None') AS ident,
-           ti."Host" AS host,
-           CASE WHEN NOT starts THEN om."Bytes Written" END AS size,
+               || stage || '.' || stage_attempt || ':' || tid || '.' || attempt
+               || '@' || coalesce(CAST(launch AS VARCHAR), 'None') AS ident,
+           {_inner("host_j")} AS host,
+           CASE WHEN NOT starts THEN bytes END AS size,
            CASE WHEN NOT starts THEN
-                CASE r."Reason" WHEN 'Success' THEN 'success' WHEN 'TaskKilled' THEN 'killed'
-                                WHEN 'Resubmitted' THEN 'resubmitted' ELSE 'failed' END END AS status,
+                CASE reason WHEN 'Success' THEN 'success' WHEN 'TaskKilled' THEN 'killed'
+                            WHEN 'Resubmitted' THEN 'resubmitted' ELSE 'failed' END END AS status,
            -- detail as json.dumps(sort_keys=True) writes it
            CASE WHEN starts THEN
-                '{{"index": ' || ti."Index" || ', "launch_time": ' || coalesce(CAST(ti."Launch Time" AS VARCHAR), 'null')
-                || ', "tid": ' || ti."Task ID" || '}}'
+                '{{"index": ' || idx || ', "launch_time": ' || coalesce(CAST(launch AS VARCHAR), 'null')
+                || ', "tid": ' || tid || '}}'
            ELSE '{{' || concat_ws(', ',
-                '"error": "' || err || '"',
-                '"index": ' || ti."Index",
-                '"kill_reason": "' || r."Kill Reason" || '"',
-                '"launch_time": ' || ti."Launch Time",
-                '"reason": "' || r."Reason" || '"',
-                '"records_written": ' || om."Records Written",
-                '"tid": ' || ti."Task ID") || '}}' END AS detail
+                '"error": ' || err_j,
+                '"index": ' || idx,
+                '"kill_reason": ' || kill_j,
+                '"launch_time": ' || launch,
+                '"reason": ' || reason_j,
+                '"records_written": ' || records,
+                '"tid": ' || tid) || '}}' END AS detail
     FROM tf
+),
+sj AS (
+    SELECT i, j."Event" = 'SparkListenerStageSubmitted' AS starts,
+           CAST(j."Stage Info"."Stage ID" AS VARCHAR) AS stage_j,
+           CAST(j."Stage Info"."Stage Attempt ID" AS VARCHAR) AS stage_attempt_j,
+           CAST(j."Stage Info"."Stage Name" AS VARCHAR) AS name_j,
+           CAST(j."Stage Info"."Number of Tasks" AS VARCHAR) AS tasks_j,
+           CAST(j."Stage Info"."Submission Time" AS VARCHAR) AS submitted_j,
+           CAST(j."Stage Info"."Completion Time" AS VARCHAR) AS completed_j,
+           j."Stage Info"."Failure Reason" AS failure
+    FROM s WHERE j."Event" IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted') AND objects_ok
 ),
 stages AS (
     SELECT i, CASE WHEN starts THEN 'stage_start' ELSE 'stage_end' END AS kind,
-           CASE WHEN starts THEN si."Submission Time" ELSE si."Completion Time" END AS ms,
-           CASE WHEN starts THEN si."Stage Name" IS NULL OR regexp_full_match(si."Stage Name", '{_PLAIN}')
-                ELSE coalesce(si."Failure Reason", '') = '' END AS plain,
-           NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, si."Stage ID" AS stage_id,
-           si."Stage Attempt ID" AS stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
+           CASE WHEN starts THEN submitted ELSE completed END AS ms,
+           {_whole("stage", "stage_attempt", "tasks", "submitted", "completed")}
+           AND {_int32("stage", "stage_attempt")} AND {_times("submitted", "completed")}
+           AND CASE WHEN starts THEN {_plain("name_j")} ELSE coalesce(failure, '') = '' END AS plain,
+           NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id,
+           stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
            NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative, NULL::VARCHAR AS executor_id,
            CASE WHEN starts THEN 'SparkListenerStageSubmitted:' ELSE 'SparkListenerStageCompleted:' END
-               || coalesce(CAST(si."Stage ID" AS VARCHAR), 'None') || '.'
-               || coalesce(CAST(si."Stage Attempt ID" AS VARCHAR), 'None') || '@'
-               || coalesce(CAST(si."Submission Time" AS VARCHAR), 'None') AS ident,
+               || coalesce(CAST(stage AS VARCHAR), 'None') || '.'
+               || coalesce(CAST(stage_attempt AS VARCHAR), 'None') || '@'
+               || coalesce(CAST(submitted AS VARCHAR), 'None') AS ident,
            NULL::VARCHAR AS host, NULL::BIGINT AS size,
            CASE WHEN NOT starts THEN 'success' END AS status,
            CASE WHEN starts THEN
-                '{{"name": ' || coalesce('"' || si."Stage Name" || '"', 'null') || ', "tasks": '
-                || coalesce(CAST(si."Number of Tasks" AS VARCHAR), 'null') || '}}' END AS detail
-    FROM (SELECT i, j."Event" = 'SparkListenerStageSubmitted' AS starts, j."Stage Info" AS si FROM s
-          WHERE j."Event" IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted'))
+                '{{"name": ' || coalesce(name_j, 'null') || ', "tasks": '
+                || coalesce(CAST(tasks AS VARCHAR), 'null') || '}}' END AS detail
+    FROM (SELECT *, {_int("stage_j")} AS stage, {_int("stage_attempt_j")} AS stage_attempt,
+                 {_int("tasks_j")} AS tasks, {_int("submitted_j")} AS submitted,
+                 {_int("completed_j")} AS completed
+          FROM sj)
+),
+bj AS (
+    SELECT i, j."Event" = 'SparkListenerJobStart' AS starts, CAST(j."Job ID" AS VARCHAR) AS job_j,
+           CAST(j."Submission Time" AS VARCHAR) AS submitted_j, CAST(j."Completion Time" AS VARCHAR) AS completed_j,
+           CAST(j."Stage IDs" AS VARCHAR) AS ids_j,
+           CAST(j."Properties"."spark.sql.execution.id" AS VARCHAR) AS execution_j,
+           CAST(j."Properties"."spark.jobGroup.id" AS VARCHAR) AS group_j,
+           j."Job Result"."Result" AS result
+    FROM b WHERE j."Event" IN ('SparkListenerJobStart', 'SparkListenerJobEnd') AND objects_ok
 ),
 jobs AS (
     SELECT i, CASE WHEN starts THEN 'job_start' ELSE 'job_end' END AS kind,
-           CASE WHEN starts THEN j."Submission Time" ELSE j."Completion Time" END AS ms,
-           j."Job ID" IS NOT NULL AND CASE WHEN starts THEN
-                (j."Stage IDs" IS NULL OR list_count(j."Stage IDs") = len(j."Stage IDs"))
-                AND (j."Properties"."spark.jobGroup.id" IS NULL
-                     OR regexp_full_match(j."Properties"."spark.jobGroup.id", '{_PLAIN}'))
-                ELSE j."Job Result"."Result" = 'JobSucceeded' END AS plain,
-           CAST(j."Job ID" AS VARCHAR) AS job_id,
-           CASE WHEN starts THEN j."Properties"."spark.sql.execution.id" END AS query_id,
+           CASE WHEN starts THEN submitted ELSE completed END AS ms,
+           job_j IS NOT NULL AND {_whole("job", "submitted", "completed")} AND {_times("submitted", "completed")}
+           AND CASE WHEN starts THEN (ids_j IS NULL OR regexp_full_match(ids_j, '{_IDS}'))
+                    AND {_text("execution_j")} AND {_plain("group_j")}
+                ELSE result = 'JobSucceeded' END AS plain,
+           CAST(job AS VARCHAR) AS job_id,
+           CASE WHEN starts THEN {_inner("execution_j")} END AS query_id,
            NULL::BIGINT AS stage_id, NULL::BIGINT AS stage_attempt, NULL::VARCHAR AS task_id,
            NULL::VARCHAR AS attempt_id, NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative,
            NULL::VARCHAR AS executor_id,
            CASE WHEN starts THEN 'SparkListenerJobStart:' ELSE 'SparkListenerJobEnd:' END
-               || j."Job ID" || ':'
-               || coalesce(CAST(CASE WHEN starts THEN j."Submission Time" ELSE j."Completion Time" END AS VARCHAR),
-                           'None') AS ident,
+               || job || ':'
+               || coalesce(CAST(CASE WHEN starts THEN submitted ELSE completed END AS VARCHAR), 'None') AS ident,
            NULL::VARCHAR AS host, NULL::BIGINT AS size,
            CASE WHEN NOT starts THEN 'success' END AS status,
            CASE WHEN starts THEN
-                '{{"group": ' || coalesce('"' || j."Properties"."spark.jobGroup.id" || '"', 'null')
-                || ', "stages": ' || coalesce('[' || array_to_string(j."Stage IDs", ', ') || ']', 'null')
-                || '}}' END AS detail
-    FROM (SELECT i, j, j."Event" = 'SparkListenerJobStart' AS starts FROM b
-          WHERE j."Event" IN ('SparkListenerJobStart', 'SparkListenerJobEnd'))
+                '{{"group": ' || coalesce(group_j, 'null')
+                || ', "stages": ' || coalesce(replace(ids_j, ',', ', '), 'null') || '}}' END AS detail
+    FROM (SELECT *, {_int("job_j")} AS job, {_int("submitted_j")} AS submitted,
+                 {_int("completed_j")} AS completed
+          FROM bj)
 )
 SELECT i, kind,
        CASE WHEN ms IS NULL OR ms = 0 THEN NULL ELSE epoch_ms(ms) END AS ts,  -- the decoder fills it
