@@ -201,7 +201,8 @@ def duckdb_json(path: Path) -> int:
     return duckdb.connect().execute(sql, [str(path)]).fetchone()[0]
 
 
-# The fields the fast path reads, as read_json columns (the same shapes as its json_transform).
+# The fields the fast path reads, as read_json columns typed the plain way (the fast path reads the
+# values as JSON to check their types too, which this baseline does not).
 READ_JSON_SQL = """
     SELECT count(*), sum("Task Info"."Task ID"), count("Task End Reason"."Reason"),
            sum("Task Metrics"."Output Metrics"."Bytes Written"), count("Stage Info"."Stage Name"),

@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.ingest.eventlogs import app_id_of
 from commitsleuth.ingest.readers import MAX_LINE
-from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA, events_to_arrow
+from commitsleuth.model import EVENT_SCHEMA, events_to_arrow
 from commitsleuth.parsers.base import ParseStats
 from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
 from commitsleuth.parsers.spark_identity import identity_hashes
