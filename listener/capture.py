@@ -34,6 +34,7 @@ import os
 import shutil
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,9 +238,8 @@ class LiveCapture:
                 break
             with self._lock:
                 self._flush_jvm()
-                started = time.thread_time()
-                self._hold(self.tail.size())
-                self.stats.load_cpu += time.thread_time() - started
+                with self._counted():
+                    self._hold(self.tail.size())
                 due = nudged or time.monotonic() >= self._next_load or self._held_bytes() >= HELD_MAX
                 # an idle spool with nothing held back costs no load
                 if due and (self._held or len(self._pending) or self._to_list):
@@ -247,9 +247,8 @@ class LiveCapture:
                     self._step()
                     # free between loads: the plain duckdb shell cannot wait for a lock, it opens now
                     if self._store is not None:
-                        started = time.thread_time()
-                        self._release()  # its checkpoint is the load's too
-                        self.stats.load_cpu += time.thread_time() - started
+                        with self._counted():
+                            self._release()  # its checkpoint is the load's too
                     self._pace()
 
     def _pace(self) -> None:
@@ -276,27 +275,34 @@ class LiveCapture:
 
     def _step(self) -> bool:
         """Load what is held and what the spool holds, in batches; False after an error."""
-        started = time.thread_time()
         end = self.tail.size()  # not what Spark appends meanwhile: that is the next load's
+        with self._counted():
+            try:
+                while True:
+                    block = self._next_block(end) if len(self._pending) < MAX_PENDING else None
+                    if block:
+                        self._load(*block)
+                    while self._to_list:
+                        self._list(self._to_list.pop(0))
+                    if not block or len(self._pending) >= BATCH:
+                        written = self._write_pending()
+                        if not block or not written:
+                            break  # caught up, or the store is locked: the rest waits in the spool
+                        if reader_waiting(self.db):
+                            self._release()  # a long catch-up lets a waiting reader in between batches
+            except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
+                self._count_error(exc)
+                return False
+        return True
+
+    @contextmanager
+    def _counted(self):
+        """The calling thread's CPU inside the block, added to the loads' (``stats.load_cpu``)."""
+        started = time.thread_time()
         try:
-            while True:
-                block = self._next_block(end) if len(self._pending) < MAX_PENDING else None
-                if block:
-                    self._load(*block)
-                while self._to_list:
-                    self._list(self._to_list.pop(0))
-                if not block or len(self._pending) >= BATCH:
-                    written = self._write_pending()
-                    if not block or not written:
-                        break  # caught up, or the store is locked: the rest waits in the spool
-                    if reader_waiting(self.db):
-                        self._release()  # a long catch-up lets a waiting reader in between batches
-        except Exception as exc:  # noqa: BLE001 - never raise into Spark or the user's job
-            self._count_error(exc)
-            return False
+            yield
         finally:
             self.stats.load_cpu += time.thread_time() - started
-        return True
 
     def _hold(self, end: int) -> None:
         """Read the spool's complete lines up to ``end`` and scrub them now; they are loaded

@@ -94,6 +94,16 @@ def _int(leaf: str) -> str:
     return f"TRY_CAST({leaf} AS BIGINT)"
 
 
+def _leaves(**paths: str) -> str:
+    """SQL select items: the JSON text of each value at ``j.<path>``, named ``<name>_j``."""
+    return ", ".join(f"CAST(j.{path} AS VARCHAR) AS {name}_j" for name, path in paths.items())
+
+
+def _ints(*names: str) -> str:
+    """SQL select items: the integer of each ``<name>_j`` (``_int``), named ``<name>``."""
+    return ", ".join(f"{_int(name + '_j')} AS {name}" for name in names)
+
+
 def _whole(*names: str) -> str:
     """SQL: each of these values (``x`` read from the JSON text ``x_j``) is absent, null or a
     JSON integer: a JSON value whose text holds only digits and a minus is an integer (7.0,
@@ -173,33 +183,25 @@ WITH t AS MATERIALIZED ({_parsed("Task", _TASK_SHAPE, *_TASK_OBJECTS)}),
 s AS MATERIALIZED ({_parsed("Stage", _STAGE_SHAPE, *_STAGE_OBJECTS)}),
 b AS MATERIALIZED ({_parsed("Job", _JOB_SHAPE, *_JOB_OBJECTS)}),
 tj AS (
-    SELECT i, j."Event" = 'SparkListenerTaskStart' AS starts, CAST(j."Stage ID" AS VARCHAR) AS stage_j,
-           CAST(j."Stage Attempt ID" AS VARCHAR) AS stage_attempt_j,
-           CAST(j."Task Info"."Task ID" AS VARCHAR) AS tid_j, CAST(j."Task Info"."Index" AS VARCHAR) AS idx_j,
-           CAST(j."Task Info"."Attempt" AS VARCHAR) AS attempt_j,
-           CAST(j."Task Info"."Partition ID" AS VARCHAR) AS pid_j,
-           CAST(j."Task Info"."Launch Time" AS VARCHAR) AS launch_j,
-           CAST(j."Task Info"."Finish Time" AS VARCHAR) AS finish_j,
-           CAST(j."Task Info"."Executor ID" AS VARCHAR) AS executor_j,
-           CAST(j."Task Info"."Host" AS VARCHAR) AS host_j,
-           CAST(j."Task Info"."Speculative" AS VARCHAR) AS speculative_j,
-           CAST(j."Task End Reason"."Reason" AS VARCHAR) AS reason_j,
-           CAST(j."Task End Reason"."Kill Reason" AS VARCHAR) AS kill_j,
+    SELECT i, j."Event" = 'SparkListenerTaskStart' AS starts,
+           {_leaves(stage='"Stage ID"', stage_attempt='"Stage Attempt ID"', tid='"Task Info"."Task ID"',
+                    idx='"Task Info"."Index"', attempt='"Task Info"."Attempt"', pid='"Task Info"."Partition ID"',
+                    launch='"Task Info"."Launch Time"', finish='"Task Info"."Finish Time"',
+                    executor='"Task Info"."Executor ID"', host='"Task Info"."Host"',
+                    speculative='"Task Info"."Speculative"', reason='"Task End Reason"."Reason"',
+                    kill='"Task End Reason"."Kill Reason"', bytes='"Task Metrics"."Output Metrics"."Bytes Written"',
+                    records='"Task Metrics"."Output Metrics"."Records Written"')},
            -- the decoder's Description or Class Name: "" and null are no description
            CASE WHEN CAST(j."Task End Reason"."Description" AS VARCHAR) <> '""'
                 THEN CAST(j."Task End Reason"."Description" AS VARCHAR)
-                ELSE CAST(j."Task End Reason"."Class Name" AS VARCHAR) END AS err_j,
-           CAST(j."Task Metrics"."Output Metrics"."Bytes Written" AS VARCHAR) AS bytes_j,
-           CAST(j."Task Metrics"."Output Metrics"."Records Written" AS VARCHAR) AS records_j
+                ELSE CAST(j."Task End Reason"."Class Name" AS VARCHAR) END AS err_j
     FROM t WHERE j."Event" IN ('SparkListenerTaskStart', 'SparkListenerTaskEnd') AND objects_ok
 ),
 tf AS (
     SELECT *, CASE WHEN pid IS NULL OR pid < 0 THEN idx ELSE pid END AS part,
            {_inner("reason_j")} AS reason
-    FROM (SELECT *, {_int("stage_j")} AS stage, {_int("stage_attempt_j")} AS stage_attempt,
-                 {_int("tid_j")} AS tid, {_int("idx_j")} AS idx, {_int("attempt_j")} AS attempt,
-                 {_int("pid_j")} AS pid, {_int("launch_j")} AS launch, {_int("finish_j")} AS finish,
-                 {_int("bytes_j")} AS bytes, {_int("records_j")} AS records
+    FROM (SELECT *, {_ints("stage", "stage_attempt", "tid", "idx", "attempt", "pid", "launch", "finish",
+                           "bytes", "records")}
           FROM tj)
 ),
 tasks AS (
@@ -245,12 +247,9 @@ tasks AS (
 ),
 sj AS (
     SELECT i, j."Event" = 'SparkListenerStageSubmitted' AS starts,
-           CAST(j."Stage Info"."Stage ID" AS VARCHAR) AS stage_j,
-           CAST(j."Stage Info"."Stage Attempt ID" AS VARCHAR) AS stage_attempt_j,
-           CAST(j."Stage Info"."Stage Name" AS VARCHAR) AS name_j,
-           CAST(j."Stage Info"."Number of Tasks" AS VARCHAR) AS tasks_j,
-           CAST(j."Stage Info"."Submission Time" AS VARCHAR) AS submitted_j,
-           CAST(j."Stage Info"."Completion Time" AS VARCHAR) AS completed_j,
+           {_leaves(stage='"Stage Info"."Stage ID"', stage_attempt='"Stage Info"."Stage Attempt ID"',
+                    name='"Stage Info"."Stage Name"', tasks='"Stage Info"."Number of Tasks"',
+                    submitted='"Stage Info"."Submission Time"', completed='"Stage Info"."Completion Time"')},
            j."Stage Info"."Failure Reason" AS failure
     FROM s WHERE j."Event" IN ('SparkListenerStageSubmitted', 'SparkListenerStageCompleted') AND objects_ok
 ),
@@ -272,17 +271,12 @@ stages AS (
            CASE WHEN starts THEN
                 '{{"name": ' || coalesce(name_j, 'null') || ', "tasks": '
                 || coalesce(CAST(tasks AS VARCHAR), 'null') || '}}' END AS detail
-    FROM (SELECT *, {_int("stage_j")} AS stage, {_int("stage_attempt_j")} AS stage_attempt,
-                 {_int("tasks_j")} AS tasks, {_int("submitted_j")} AS submitted,
-                 {_int("completed_j")} AS completed
-          FROM sj)
+    FROM (SELECT *, {_ints("stage", "stage_attempt", "tasks", "submitted", "completed")} FROM sj)
 ),
 bj AS (
-    SELECT i, j."Event" = 'SparkListenerJobStart' AS starts, CAST(j."Job ID" AS VARCHAR) AS job_j,
-           CAST(j."Submission Time" AS VARCHAR) AS submitted_j, CAST(j."Completion Time" AS VARCHAR) AS completed_j,
-           CAST(j."Stage IDs" AS VARCHAR) AS ids_j,
-           CAST(j."Properties"."spark.sql.execution.id" AS VARCHAR) AS execution_j,
-           CAST(j."Properties"."spark.jobGroup.id" AS VARCHAR) AS group_j,
+    SELECT i, j."Event" = 'SparkListenerJobStart' AS starts,
+           {_leaves(job='"Job ID"', submitted='"Submission Time"', completed='"Completion Time"', ids='"Stage IDs"',
+                    execution='"Properties"."spark.sql.execution.id"', group='"Properties"."spark.jobGroup.id"')},
            j."Job Result"."Result" AS result
     FROM b WHERE j."Event" IN ('SparkListenerJobStart', 'SparkListenerJobEnd') AND objects_ok
 ),
@@ -306,9 +300,7 @@ jobs AS (
            CASE WHEN starts THEN
                 '{{"group": ' || coalesce(group_j, 'null')
                 || ', "stages": ' || coalesce(replace(ids_j, ',', ', '), 'null') || '}}' END AS detail
-    FROM (SELECT *, {_int("job_j")} AS job, {_int("submitted_j")} AS submitted,
-                 {_int("completed_j")} AS completed
-          FROM bj)
+    FROM (SELECT *, {_ints("job", "submitted", "completed")} FROM bj)
 )
 SELECT i, kind,
        CASE WHEN ms IS NULL OR ms = 0 THEN NULL ELSE epoch_ms(ms) END AS ts,  -- the decoder fills it
