@@ -54,7 +54,7 @@ from commitsleuth.listener.jvm import SpoolWriter, extend_sql_redaction, spool_r
 from commitsleuth.listener.tail import SpoolTail
 from commitsleuth.model import Event, events_to_arrow
 from commitsleuth.parsers.base import ParseStats, SourceContext
-from commitsleuth.parsers.spark_events import COMMIT_CONF, decode_line
+from commitsleuth.parsers.spark_events import COMMIT_CONF
 from commitsleuth.parsers.spark_plan import write_target
 from commitsleuth.store import Store, default_db_path, reader_waiting
 
@@ -338,28 +338,15 @@ class LiveCapture:
 
     def _load(self, first_line: int, offset: int, data: bytes) -> None:
         """A block of spool lines into pending rows, through the fast path ingest uses."""
-        counted = self.parse.snapshot()
+        counted = self.fast.snapshot()
         try:
             table = self.fast.table(offset, data)
         except Exception as exc:  # noqa: BLE001 - the block must not be lost: line by line instead
             self._count_error(exc)
-            self.parse.restore(counted)  # what the failed call counted, rejects too, is counted again
-            table = self._decode_lines(first_line, offset, data)
+            self.fast.restore(counted)  # what the failed call counted, rejects too, is counted again
+            table = self.fast.decode_lines(first_line, offset, data)
         self.stats.lines, self.stats.rejected = self.parse.lines, self.parse.rejected
         self._pending.live.append(self._track_writes(table, offset, data))
-
-    def _decode_lines(self, first_line: int, offset: int, data: bytes) -> pa.Table:
-        """The decoder alone, one line at a time, a line it fails on rejected and counted."""
-        self.fast.line_no = first_line + data.count(b"\n")  # where the fast path goes on
-        events = []
-        for k, raw in enumerate(data.split(b"\n")[:-1]):
-            text = raw.decode("utf-8", "replace")
-            try:
-                events.extend(decode_line(self.decoder, first_line + k, offset, text, self.parse))
-            except Exception as exc:  # noqa: BLE001 - one bad line must not cost the block
-                self.parse.reject(f"not decoded ({type(exc).__name__})", first_line + k, text)
-            offset += len(raw) + 1
-        return events_to_arrow([enrich(ev) for ev in events], None)
 
     def _track_writes(self, table: pa.Table, offset: int, data: bytes) -> pa.Table:
         """Live-only: the write target of a SQL execution, and its file listing once it ends

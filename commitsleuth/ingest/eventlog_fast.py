@@ -386,6 +386,29 @@ class FastEventLog:
     def close(self) -> None:
         self.con.close()
 
+    # -- a block the fast path failed on ---------------------------------------------------------
+    def snapshot(self) -> tuple:
+        """Where a ``table()`` call starts: the next line's number and the counters, the
+        verification's too, for ``restore()`` when the call fails."""
+        theirs = self.reference[1].snapshot() if self.reference is not None else None
+        return self.line_no, self.stats.snapshot(), theirs
+
+    def restore(self, snapshot: tuple) -> None:
+        self.line_no, mine, theirs = snapshot
+        self.stats.restore(mine)
+        if theirs is not None:
+            self.reference[1].restore(theirs)
+
+    def decode_lines(self, first_line: int, offset: int, data: bytes) -> pa.Table:
+        """A block of complete lines through the decoder alone, a line it fails on rejected and
+        counted (a failed ``table()`` call's lines, after ``restore()``). The verification's
+        decoder reads the same lines, so the next block's check starts where this one ends."""
+        self.line_no = first_line + data.count(b"\n")
+        events = decode_forgiving(self.decoder, self.stats, first_line, offset, data)
+        if self.reference is not None:
+            decode_forgiving(*self.reference, first_line, offset, data)
+        return events_to_arrow([enrich(ev) for ev in events], None)
+
     # -- one block ---------------------------------------------------------------------------
     def _checked(self, scanned: "_Scanned") -> pa.Table:
         first = self.line_no
@@ -561,6 +584,20 @@ def decode_block(decoder: SparkEventDecoder, stats, data: bytes, offset: int, fi
         events.extend(decode_line(decoder, first + k, offset, text, stats))
         offset += len(raw) + 1
     return events, invalid
+
+
+def decode_forgiving(decoder: SparkEventDecoder, stats, first: int, offset: int, data: bytes) -> list:
+    """A block's events through the decoder, one line at a time; a line the decoder fails on
+    is rejected (``not decoded (<exception>)``) and the lines after it are read on."""
+    events = []
+    for k, raw in enumerate(data.split(b"\n")[:-1]):
+        text = raw.decode("utf-8", "replace")
+        try:
+            events.extend(decode_line(decoder, first + k, offset, text, stats))
+        except Exception as exc:  # noqa: BLE001 - one bad line must not cost the block
+            stats.reject(f"not decoded ({type(exc).__name__})", first + k, text)
+        offset += len(raw) + 1
+    return events
 
 
 def table_difference(got: pa.Table, expected: pa.Table) -> str:
