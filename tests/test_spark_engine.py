@@ -3,8 +3,12 @@ and per-file idempotence."""
 
 from __future__ import annotations
 
+import re
+import shutil
 from collections import Counter
+from pathlib import Path
 
+import duckdb
 import pytest
 
 from commitsleuth.ingest.parquet import attach_parquet
@@ -154,3 +158,22 @@ def test_copies_under_other_names_are_loaded_once_like_the_local_engine(spark, c
         ingest(local, [str(logs)])
         assert (len(attached.loaded), attached.already) == (1, 1)
         assert _snapshot(s) == _snapshot(local)
+
+
+def test_output_of_an_older_version_is_refused_whole_and_says_how_to_rewrite_it(both_engines, tmp_path):
+    """Engine output from before ``event_key`` existed: loaded with nulls, its Spark events
+    would double the store's, so none of it is loaded."""
+    *_, tmp = both_engines
+    old = tmp_path / "old"
+    shutil.copytree(tmp / "out", old)
+    con = duckdb.connect()
+    rewritten = sorted((old / "events").rglob("*.parquet"))[-1]
+    con.execute(f"COPY (SELECT * EXCLUDE (event_key) FROM read_parquet('{rewritten}')) "
+                f"TO '{rewritten}.new' (FORMAT parquet)")
+    Path(f"{rewritten}.new").replace(rewritten)
+    with Store(tmp_path / "store.duckdb") as s:
+        with pytest.raises(InputError, match=rf"^{re.escape(str(rewritten))} was written by an older "
+                                             r"commitsleuth \(no column event_key\): run `commitsleuth "
+                                             r"ingest --engine spark`"):
+            attach_parquet(s, old)
+        assert (s.count("sources"), s.count("events")) == (0, 0)

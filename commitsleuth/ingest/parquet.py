@@ -39,6 +39,9 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
     if sources_glob is None:
         raise InputError(f"no Spark engine output in {directory} (expected {directory}/sources/*.parquet)")
     con = store.con
+    events_glob = _glob(directory, "events")
+    if events_glob:
+        _check_columns(con, directory, events_glob)
     # runs in order (run ids start with their time), then paths in order, as the local engine reads
     # them: of two copies under other names the first path is loaded, whichever task ended first
     cur = con.execute("SELECT * FROM read_parquet(?) ORDER BY run_id, uri", [sources_glob])
@@ -54,7 +57,6 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
         mapping.append((r["source_uid"], r["run_id"], sid))
         report.loaded.append(r)
     rejects_glob = _glob(directory, "rejects")
-    events_glob = _glob(directory, "events")
     if not mapping:
         return report
     con.execute("CREATE OR REPLACE TEMP TABLE attach_map (uid BIGINT, run_id VARCHAR, sid BIGINT)")
@@ -84,6 +86,22 @@ def attach_parquet(store: Store, directory: str | os.PathLike) -> AttachReport:
             store.add_rejects(sid, {reason: [count, first_line, sample]})
     con.execute("DROP TABLE attach_map")
     return report
+
+
+def _check_columns(con, directory: str, events_glob: str) -> None:
+    """Output of an older commitsleuth lacks columns added since (``event_key``, say): loaded
+    with nulls there, its Spark events would double those the store holds already, so nothing
+    is loaded and the user is told how to rewrite it. Files are checked one by one: later runs
+    of the engine add files beside an older run's."""
+    wanted = [c for c in EVENT_COLUMNS if c != "event_id"]
+    files = con.execute("SELECT file_name, list(name) FROM parquet_schema(?) GROUP BY ALL ORDER BY 1",
+                        [events_glob]).fetchall()
+    for file_name, names in files:
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise InputError(f"{file_name} was written by an older commitsleuth (no column "
+                             f"{', '.join(missing)}): run `commitsleuth ingest --engine spark` on "
+                             f"the logs again, into a new output directory, and attach that")
 
 
 def _drop_known(con) -> int:
