@@ -1,10 +1,15 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 5] [--tasks 20000] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
-first. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
+first: pairs come in ABBA blocks (baseline first, then commitsleuth first), so a box whose speed
+drifts linearly over a block weighs on both columns alike. Before the pairs, an unmeasured
+warm-up: one full-size job bare and one short job captured (JIT, class loading, the capture's
+imports and the store's creation out of the first pair); before each run the JVM and Python
+collect their garbage, outside the measured window, so that each run starts from a like heap
+and no run pays for the garbage of the one before. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
 event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
 ``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB),
 ``--spool-only`` the JVM part of commitsleuth alone (Spark's EventLoggingListener writing the
@@ -14,12 +19,18 @@ prints the ratio of the medians and the median of the per-pair ratios with min-m
 CPU split between the JVM and Python, the CPU the capture's loads took (with the store's
 close after each) and how many there were, the events py4j carried
 to Python listeners, the task ends stored against the number Spark ran, Spark's dropped-event
-counters, and `uptime` once per pair: the machine may be shared.
+counters, and `uptime` once per pair: the machine may be shared. The drift is printed too: the
+baseline's own spread (min-max of its runs, max/min) and, per ABBA block, the second baseline
+over the first, the box's own change in speed over two pairs; a per-pair ratio cannot resolve
+an effect smaller than that. As an extra, the ratio of each block's sums (commitsleuth's two
+runs over the baseline's two, a linear drift cancelled); the two statistics of the target
+stay the ratio of the medians and the median of the per-pair ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -108,6 +119,15 @@ def queue_events(sc, queue: str) -> int:
     return int(timer.getCount()) if timer is not None else 0
 
 
+def collect(spark) -> int:
+    """Both heaps' garbage collected (outside any measured window); the JVM heap in use after, MiB."""
+    gc.collect()
+    jvm = spark.sparkContext._jvm
+    jvm.java.lang.System.gc()
+    rt = jvm.java.lang.Runtime.getRuntime()
+    return (rt.totalMemory() - rt.freeMemory()) >> 20
+
+
 def run_job(spark, tasks: int) -> float:
     t0 = time.perf_counter()
     spark.range(0, tasks, 1, tasks).count()
@@ -123,9 +143,23 @@ def summary(name: str, values: dict[str, list[float]], variant: str) -> str:
             f"per pair {', '.join(f'{r:.3f}' for r in per_pair)})")
 
 
+def blocks(values: dict[str, list[float]], variant: str) -> list[float]:
+    """Per ABBA block (two pairs), the variant's two runs summed over the baseline's two."""
+    base, mine = values["none"], values[variant]
+    return [(mine[k] + mine[k + 1]) / (base[k] + base[k + 1]) for k in range(0, len(base) - 1, 2)]
+
+
+def drift(name: str, base: list[float]) -> str:
+    """The baseline's own spread, and its change in speed over each ABBA block."""
+    within = [base[k + 1] / base[k] for k in range(0, len(base) - 1, 2)]
+    return (f"{name} baseline min-max {min(base):.2f}-{max(base):.2f} s (max/min {max(base) / min(base):.3f})"
+            + (f"; second baseline / first, per ABBA block: {', '.join(f'{r:.3f}' for r in within)}"
+               if within else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
@@ -136,8 +170,13 @@ def main() -> None:
              .config("spark.driver.host", "127.0.0.1").getOrCreate())
     sc = spark.sparkContext
     sc.setLogLevel("ERROR")
-    run_job(spark, 2000)  # JIT and class loading out of the first measured run
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
+    started = time.monotonic()
+    # warm-up, unmeasured: JIT and class loading, the capture's imports and first store
+    run_job(spark, args.tasks)
+    handle = attach(spark, db=tmp / "warm-up.duckdb")
+    run_job(spark, 2000)
+    handle.detach()
     variants = (["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
                 + ["spool-only"] * args.spool_only)
     times: dict[str, list[float]] = {v: [] for v in variants}
@@ -161,6 +200,7 @@ def main() -> None:
         order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
         for variant in order:
             db = tmp / f"{variant}-{pair}.duckdb"
+            heap = collect(spark)
             jvm0, py0 = cpu_split(spark)
             hooks0 = queue_events(sc, HOOKS_QUEUE)
             extra = ""
@@ -197,7 +237,7 @@ def main() -> None:
             times[variant].append(wall)
             cpu[variant].append(jvm1 - jvm0 + py1 - py0)
             print(f"pair {pair + 1} {variant:12s} wall {wall:7.2f} s  cpu {cpu[variant][-1]:7.2f} s"
-                  f" (jvm {jvm1 - jvm0:6.2f}, python {py1 - py0:5.2f}){extra}", flush=True)
+                  f" (jvm {jvm1 - jvm0:6.2f}, python {py1 - py0:5.2f})  heap before {heap} MiB{extra}", flush=True)
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
@@ -206,9 +246,17 @@ def main() -> None:
         print(f"{variant:16s} {summary('wall', times, variant)}")
         print(f"{'':16s} {summary('cpu ', cpu, variant)}")
         print(f"{'':16s} task ends stored {', '.join(captured[variant])}")
+        for name, values in (("wall", times), ("cpu ", cpu)):
+            per_block = blocks(values, variant)
+            if per_block:
+                print(f"{'':16s} extra, {name} per ABBA block (sums): {', '.join(f'{r:.3f}' for r in per_block)}"
+                      f" (median {statistics.median(per_block):.3f})")
+    print(f"drift: {drift('wall', times['none'])}")
+    print(f"drift: {drift('cpu ', cpu['none'])}")
     for variant in variants:
         print(f"events Spark dropped with {variant}: {dropped.get(variant) or 'none'}")
-    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print(f"{time.monotonic() - started:.0f} s in all; "
+          + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     spark.stop()
 
 
