@@ -1,10 +1,19 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 5] [--tasks 20000] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
-first. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
+first: pairs come in ABBA blocks (baseline first, then commitsleuth first), so a box whose speed
+drifts linearly over a block weighs on both columns alike. Each run has a driver of its own (a
+fresh Python process and JVM): 20,000-task jobs run one after another in one session slow down
+steadily (29 -> 58 s over five bare jobs, most of it kernel time), so a later run would pay for
+the earlier ones. Every run's driver is warmed up alike before the window: a 2,000-task job bare,
+then the same bare and captured, both timed. What the capture costs the first time in a driver
+(the JVM loading and compiling its event log writer, commitsleuth's imports, DuckDB's JSON
+extension: a few seconds of CPU, once per application) is printed apart, so the window holds
+what it costs a job in a running application. Before the window both heaps' garbage is
+collected. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
 event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
 ``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB),
 ``--spool-only`` the JVM part of commitsleuth alone (Spark's EventLoggingListener writing the
@@ -14,17 +23,24 @@ prints the ratio of the medians and the median of the per-pair ratios with min-m
 CPU split between the JVM and Python, the CPU the capture's loads took (with the store's
 close after each) and how many there were, the events py4j carried
 to Python listeners, the task ends stored against the number Spark ran, Spark's dropped-event
-counters, and `uptime` once per pair: the machine may be shared.
+counters, and `uptime` once per pair: the machine may be shared. The drift is printed too: the
+baseline's own spread (min-max of its runs, max/min) and, per ABBA block, the second baseline
+over the first, the box's own change in speed over two pairs; a per-pair ratio cannot resolve
+an effect smaller than that. As an extra, the ratio of each block's sums (commitsleuth's two
+runs over the baseline's two, a linear drift cancelled); the two statistics of the target
+stay the ratio of the medians and the median of the per-pair ratios.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -108,6 +124,15 @@ def queue_events(sc, queue: str) -> int:
     return int(timer.getCount()) if timer is not None else 0
 
 
+def collect(spark) -> int:
+    """Both heaps' garbage collected (outside any measured window); the JVM heap in use after, MiB."""
+    gc.collect()
+    jvm = spark.sparkContext._jvm
+    jvm.java.lang.System.gc()
+    rt = jvm.java.lang.Runtime.getRuntime()
+    return (rt.totalMemory() - rt.freeMemory()) >> 20
+
+
 def run_job(spark, tasks: int) -> float:
     t0 = time.perf_counter()
     spark.range(0, tasks, 1, tasks).count()
@@ -123,93 +148,169 @@ def summary(name: str, values: dict[str, list[float]], variant: str) -> str:
             f"per pair {', '.join(f'{r:.3f}' for r in per_pair)})")
 
 
+def blocks(values: dict[str, list[float]], variant: str) -> list[float]:
+    """Per ABBA block (two pairs), the variant's two runs summed over the baseline's two."""
+    base, mine = values["none"], values[variant]
+    return [(mine[k] + mine[k + 1]) / (base[k] + base[k + 1]) for k in range(0, len(base) - 1, 2)]
+
+
+def drift(name: str, base: list[float]) -> str:
+    """The baseline's own spread, and its change in speed over each ABBA block."""
+    within = [base[k + 1] / base[k] for k in range(0, len(base) - 1, 2)]
+    return (f"{name} baseline min-max {min(base):.2f}-{max(base):.2f} s (max/min {max(base) / min(base):.3f})"
+            + (f"; second baseline / first, per ABBA block: {', '.join(f'{r:.3f}' for r in within)}"
+               if within else ""))
+
+
+def session():
+    spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.host", "127.0.0.1").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
+    """One run of the job under ``variant`` in this driver: its wall time, the driver's CPU
+    (JVM and Python) from before attach to the last event stored, and what was captured."""
+    sc = spark.sparkContext
+    expected = tasks + 1  # the count's second stage runs one task
+    drops_before = dropped_events(sc)
+    tmp.mkdir(parents=True, exist_ok=True)
+    db = tmp / f"{variant}.duckdb"
+    heap = collect(spark)
+    jvm0, py0 = cpu_split(spark)
+    hooks0 = queue_events(sc, HOOKS_QUEUE)
+    out = {"variant": variant, "heap": heap, "captured": None, "extra": ""}
+
+    def drops() -> dict:
+        """Read while the variant's queues still exist (a queue with no listener is removed)."""
+        return {q: n - drops_before.get(q, 0) for q, n in dropped_events(sc).items() if n > drops_before.get(q, 0)}
+
+    if variant == "none":
+        wall = run_job(spark, tasks)
+        out["dropped"] = drops()
+    elif variant in ("commitsleuth", "hooks"):
+        handle = attach(spark, db=db, hooks=variant == "hooks")
+        wall = run_job(spark, tasks)
+        handle.flush()
+        callbacks = queue_events(sc, HOOKS_QUEUE) - hooks0  # read while the queue exists
+        out["dropped"] = drops()
+        handle.detach()
+        with Store(db, read_only=True) as store:
+            got = store.count("events WHERE kind = 'attempt_end'")
+        out["captured"] = f"{got}/{expected}"
+        out["extra"] = (f"  loads {handle.stats.load_cpu:5.2f} s cpu ({handle.stats.loads} loads)"
+                        f"  py4j callbacks {callbacks}  task ends {got}/{expected}")
+    elif variant == "spool-only":
+        writer = SpoolWriter(sc, tmp / "spool")
+        wall = run_job(spark, tasks)
+        out["dropped"] = drops()
+        writer.detach()
+    else:
+        naive = NaiveListener(spark, db)
+        wall = run_job(spark, tasks)
+        naive.wait_idle(expected)
+        out["dropped"] = drops()
+        naive.detach()
+        out["captured"] = f"{naive.task_ends}/{expected}"
+        out["extra"] = f"  task ends {naive.task_ends}/{expected}"
+    jvm1, py1 = cpu_split(spark)
+    out.update(wall=wall, cpu=jvm1 - jvm0 + py1 - py0, jvm=jvm1 - jvm0, python=py1 - py0)
+    return out
+
+
+def one_run(variant: str, tasks: int, tmp: Path) -> None:
+    """``--run``: a fresh driver warmed up alike for every variant, then the measured run,
+    printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), the
+    same again bare and once captured, both timed: what the capture costs the first time in a
+    driver (the JVM's class loading and compiling of its event log writer, commitsleuth's
+    imports, DuckDB's JSON extension) is printed, and stays out of the measured window."""
+    spark = session()
+    try:
+        run_job(spark, 2000)
+        first = {}
+        for name in ("none", "commitsleuth"):
+            warm = measure(spark, name, 2000, tmp / f"warm-up-{name}")
+            first[name] = (warm["wall"], warm["cpu"])
+        result = measure(spark, variant, tasks, tmp)
+        result["first_capture"] = [first["commitsleuth"][k] - first["none"][k] for k in (0, 1)]
+        print(json.dumps(result), flush=True)
+    finally:
+        spark.stop()
+
+
+def in_fresh_driver(variant: str, tasks: int, tmp: Path) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks), "--tmp", str(tmp)],
+                          capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {variant} run failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
     ap.add_argument("--spool-only", action="store_true", help="also Spark writing the spool, no loader")
+    ap.add_argument("--run", help=argparse.SUPPRESS)  # one measured run in this process (internal)
+    ap.add_argument("--tmp", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1").getOrCreate())
-    sc = spark.sparkContext
-    sc.setLogLevel("ERROR")
-    run_job(spark, 2000)  # JIT and class loading out of the first measured run
+    if args.run:
+        one_run(args.run, args.tasks, Path(args.tmp))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
+    started = time.monotonic()
     variants = (["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
                 + ["spool-only"] * args.spool_only)
     times: dict[str, list[float]] = {v: [] for v in variants}
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     captured: dict[str, list[str]] = {v: [] for v in variants[1:]}
-    drops_before = dropped_events(sc)
     dropped: dict[str, dict[str, int]] = {}
-    expected = args.tasks + 1  # the count's second stage runs one task
-
-    def note_drops(variant: str) -> None:
-        """Read while the variant's queues still exist (a queue with no listener is removed)."""
-        for queue, n in dropped_events(sc).items():
-            if n > drops_before.get(queue, 0):
-                per = dropped.setdefault(variant, {})
-                per[queue] = per.get(queue, 0) + n - drops_before.get(queue, 0)
-                drops_before[queue] = n
-
+    first: list[list[float]] = []  # per run: a 2,000-task job captured minus bare, in its warm-up
     for pair in range(args.pairs):
         print(f"pair {pair + 1}: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
               flush=True)
         order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
         for variant in order:
-            db = tmp / f"{variant}-{pair}.duckdb"
-            jvm0, py0 = cpu_split(spark)
-            hooks0 = queue_events(sc, HOOKS_QUEUE)
-            extra = ""
-            if variant == "none":
-                wall = run_job(spark, args.tasks)
-                note_drops(variant)
-            elif variant in ("commitsleuth", "hooks"):
-                handle = attach(spark, db=db, hooks=variant == "hooks")
-                wall = run_job(spark, args.tasks)
-                handle.flush()
-                callbacks = queue_events(sc, HOOKS_QUEUE) - hooks0  # read while the queue exists
-                note_drops(variant)
-                handle.detach()
-                with Store(db, read_only=True) as store:
-                    got = store.count("events WHERE kind = 'attempt_end'")
-                captured[variant].append(f"{got}/{expected}")
-                extra = (f"  loads {handle.stats.load_cpu:5.2f} s cpu ({handle.stats.loads} loads)"
-                         f"  py4j callbacks {callbacks}"
-                         f"  task ends {got}/{expected}")
-            elif variant == "spool-only":
-                writer = SpoolWriter(sc, tmp / f"spool-{pair}")
-                wall = run_job(spark, args.tasks)
-                note_drops(variant)
-                writer.detach()
-            else:
-                naive = NaiveListener(spark, db)
-                wall = run_job(spark, args.tasks)
-                naive.wait_idle(expected)
-                note_drops(variant)
-                naive.detach()
-                captured[variant].append(f"{naive.task_ends}/{expected}")
-                extra = f"  task ends {naive.task_ends}/{expected}"
-            jvm1, py1 = cpu_split(spark)
-            times[variant].append(wall)
-            cpu[variant].append(jvm1 - jvm0 + py1 - py0)
-            print(f"pair {pair + 1} {variant:12s} wall {wall:7.2f} s  cpu {cpu[variant][-1]:7.2f} s"
-                  f" (jvm {jvm1 - jvm0:6.2f}, python {py1 - py0:5.2f}){extra}", flush=True)
+            run_dir = tmp / f"{variant}-{pair}"
+            run_dir.mkdir()
+            r = in_fresh_driver(variant, args.tasks, run_dir)
+            times[variant].append(r["wall"])
+            cpu[variant].append(r["cpu"])
+            if r["captured"]:
+                captured[variant].append(r["captured"])
+            for queue, n in r["dropped"].items():
+                dropped.setdefault(variant, {})[queue] = dropped.get(variant, {}).get(queue, 0) + n
+            first.append(r["first_capture"])
+            print(f"pair {pair + 1} {variant:12s} wall {r['wall']:7.2f} s  cpu {r['cpu']:7.2f} s"
+                  f" (jvm {r['jvm']:6.2f}, python {r['python']:5.2f})  heap before {r['heap']} MiB{r['extra']}",
+                  flush=True)
     print()
-    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs")
+    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs, "
+          f"each run in a fresh driver")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
           f"cpu median {statistics.median(cpu['none']):7.2f} s")
     for variant in variants[1:]:
         print(f"{variant:16s} {summary('wall', times, variant)}")
         print(f"{'':16s} {summary('cpu ', cpu, variant)}")
         print(f"{'':16s} task ends stored {', '.join(captured[variant])}")
+        for name, values in (("wall", times), ("cpu ", cpu)):
+            per_block = blocks(values, variant)
+            if per_block:
+                print(f"{'':16s} extra, {name} per ABBA block (sums): {', '.join(f'{r:.3f}' for r in per_block)}"
+                      f" (median {statistics.median(per_block):.3f})")
+    print(f"outside the window, the first capture in a fresh driver (a 2,000-task job captured minus bare, "
+          f"median of {len(first)} drivers): wall +{statistics.median(f[0] for f in first):.2f} s, "
+          f"cpu +{statistics.median(f[1] for f in first):.2f} s")
+    print(f"drift: {drift('wall', times['none'])}")
+    print(f"drift: {drift('cpu ', cpu['none'])}")
     for variant in variants:
         print(f"events Spark dropped with {variant}: {dropped.get(variant) or 'none'}")
-    print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    spark.stop()
+    print(f"{time.monotonic() - started:.0f} s in all; "
+          + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
 if __name__ == "__main__":
