@@ -72,7 +72,6 @@ FLUSH_INTERVAL = 1.0
 LOAD_SHARE = 0.02
 MAX_LOAD_WAIT = 5.0
 HELD_MAX = 64 << 20  # bytes read and scrubbed, not loaded yet: beyond, they are loaded at once
-LOADER_NICE = 10  # added to the capture thread's nice value (see _yield_to_spark)
 LOAD_BLOCK = 16 << 20  # bytes of held lines joined into one call of the fast path
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
@@ -230,7 +229,6 @@ class LiveCapture:
 
     # -- the background thread -------------------------------------------------------------
     def _run(self) -> None:
-        _yield_to_spark()
         while not self._stop.is_set():
             nudged = self._wake.wait(self.interval)
             self._wake.clear()
@@ -537,20 +535,6 @@ class LiveCapture:
         if msg != self.stats.last_error:
             log.warning("commitsleuth: live capture error (counted, capture goes on): %s", msg)
         self.stats.last_error = msg
-
-
-def _yield_to_spark() -> None:
-    """Lower the calling thread's CPU priority (Linux: a thread has its own nice value), so on
-    a busy driver the loads take the cores Spark's threads leave idle instead of delaying the
-    job; the backlog waits in the spool meanwhile, and ``flush``/``detach`` load at the caller's
-    priority."""
-    if not hasattr(os, "setpriority"):
-        return
-    try:
-        me = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, me, min(os.getpriority(os.PRIO_PROCESS, me) + LOADER_NICE, 19))
-    except OSError:
-        pass  # not allowed here: the loads run at the job's priority, as before
 
 
 def _now() -> dt.datetime:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ import pytest
 from conftest import kill_driver
 
 from commitsleuth.listener import attach
-from commitsleuth.listener.capture import FLUSH_INTERVAL, LOADER_NICE, MAX_LOAD_WAIT
+from commitsleuth.listener.capture import FLUSH_INTERVAL, MAX_LOAD_WAIT
 from commitsleuth.listener.hooks import listener_class
 from commitsleuth.listener.jvm import listener_methods
 from commitsleuth.store import Store
@@ -146,17 +145,6 @@ def test_a_block_the_fast_path_fails_on_is_decoded_line_by_line_and_counted_once
     assert spool_lines == handle.stats.lines == handle.parse.lines
     tasks = rows(db_path, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
     assert rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'") == [(tasks,)] and tasks >= 4
-
-
-@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread nice values are Linux's")
-def test_the_loads_run_at_a_lower_cpu_priority_than_the_job(spark, db_path):
-    with attach(spark, db=db_path) as handle:
-        deadline = time.monotonic() + 10
-        while handle.stats.loads < 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        [loader] = [t for t in threading.enumerate() if t.name == "commitsleuth-capture"]
-        mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        assert os.getpriority(os.PRIO_PROCESS, loader.native_id) == min(mine + LOADER_NICE, 19)
 
 
 def test_another_process_reads_the_store_while_capture_runs(spark, db_path):
