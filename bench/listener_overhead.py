@@ -275,9 +275,7 @@ def main() -> None:
               flush=True)
         order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
         for variant in order:
-            run_dir = tmp / f"{variant}-{pair}"
-            run_dir.mkdir()
-            r = in_fresh_driver(variant, args.tasks, run_dir)
+            r = in_fresh_driver(variant, args.tasks, tmp / f"{variant}-{pair}")  # measure() makes it
             times[variant].append(r["wall"])
             cpu[variant].append(r["cpu"])
             if r["captured"]:
