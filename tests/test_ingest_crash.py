@@ -157,3 +157,42 @@ def test_killed_or_interrupted_ingest_continues_to_the_clean_store(logs, clean, 
         db.unlink()
     assert stopped_midway >= 10  # ten kills landed inside the ingest, not after it
     assert with_workers >= 3 and interrupted >= 1, (with_workers, interrupted)
+
+
+def half_a_result(mark: str) -> None:
+    """In a pool worker: the start of a result message and no more, as a worker killed while it
+    sends a result leaves in the pipe; then the worker waits to be killed."""
+    import gc
+    import struct
+    from multiprocessing.queues import SimpleQueue
+
+    results = next(o for o in gc.get_objects() if isinstance(o, SimpleQueue))
+    os.write(results._writer.fileno(), struct.pack("!i", 1 << 20) + b"x" * 100)
+    Path(mark).touch()
+    time.sleep(600)
+
+
+def test_an_interrupt_ends_the_pool_though_a_killed_worker_left_half_a_result(tmp_path):
+    """CI once hung here for 120 s: the executor's manager thread waited in recv() for the rest
+    of a message, and the interpreter's exit joins that thread."""
+    from commitsleuth.ingest.local import _pool
+
+    mark = tmp_path / "sent"
+    with pytest.raises(KeyboardInterrupt):
+        with _pool(2) as pool:
+            writer = pool._result_queue._writer
+            pool.submit(half_a_result, str(mark))
+            for _ in range(600):
+                if mark.exists():
+                    break
+                time.sleep(0.05)
+            assert mark.exists(), "the worker never wrote its half message"
+            manager_thread = pool._executor_manager_thread
+            raise KeyboardInterrupt
+    try:
+        manager_thread.join(timeout=30)
+        assert not manager_thread.is_alive(), "the pool's manager thread still waits for the rest of a result"
+    finally:
+        if manager_thread.is_alive():  # free it, or this test process would hang at its exit
+            writer.close()
+            manager_thread.join()

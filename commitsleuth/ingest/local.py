@@ -186,12 +186,30 @@ def _pool(workers: int):
         yield pool
     except BaseException:
         # Stopped (signal, write error): the ranges in flight are not wanted, do not wait for them.
-        # The executor offers no public way to end running tasks; its process table is the way.
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.kill()
+        _kill_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """End a pool's running tasks now. The executor offers no public way (before Python 3.14):
+    its process table and result pipe are the way.
+
+    A worker killed while it sends a result leaves half a message in the result pipe; the
+    executor's manager thread then waits in ``recv()`` for the rest for ever, and the
+    interpreter's exit joins that thread: an interrupted ingest would never end. Once every
+    worker is dead, the parent's copy of the pipe's writing end is the last one: closing it
+    turns that wait into an end of file, which the executor takes as a broken pool."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        proc.kill()
+    for proc in processes:
+        proc.join()
+    result_queue = getattr(pool, "_result_queue", None)
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 _PR_SET_PDEATHSIG = 1
