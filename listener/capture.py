@@ -143,6 +143,7 @@ class LiveCapture:
         self._writes: dict[str, _Write] = {}
         self._to_list: list[_Write] = []
         self._source_id: int | None = None
+        self._stored_rejects: dict[str, int] = {}  # per-reason reject counts the store holds
         self._inventory_sources: dict[str, int] = {}
         self._inventory_counts: dict[str, int] = {}
         self._told_locked = False
@@ -463,10 +464,12 @@ class LiveCapture:
             self._inventory_counts[location] = self._inventory_counts.get(location, 0) + len(evs)
             store.update_source(sid, events=self._inventory_counts[location], status="ok",
                                 finished_at=_now())
+        store.add_rejects(self._source_id, self.parse.rejects_since(self._stored_rejects))
         store.update_source(self._source_id, bytes_read=self._loaded_to(), lines=self.stats.lines,
                             events=self.stats.events + written, rejected=self.stats.rejected,
                             size_bytes=self._loaded_to())
         store.con.execute("COMMIT")
+        self._stored_rejects = self.parse.reject_counts()
         self.stats.events += written
         self.stats.known += (live.num_rows if live is not None else 0) - written
         self.stats.files += files

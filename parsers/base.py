@@ -75,6 +75,16 @@ class ParseStats:
         self.rejected, self.merged = snapshot.rejected, snapshot.merged
         self.rejects = {reason: list(entry) for reason, entry in snapshot.rejects.items()}
 
+    def rejects_since(self, stored: dict[str, int]) -> dict[str, list]:
+        """Reject counters ``{reason: [count, first_line, sample]}`` grown past ``stored``
+        (reason -> count already in the store): what the next write must add."""
+        return {reason: [count - stored.get(reason, 0), line, sample]
+                for reason, (count, line, sample) in self.rejects.items() if count > stored.get(reason, 0)}
+
+    def reject_counts(self) -> dict[str, int]:
+        """Reason -> count, as ``rejects_since`` takes them once written."""
+        return {reason: entry[0] for reason, entry in self.rejects.items()}
+
     def merge(self, other: "ParseStats", line_shift: int = 0) -> None:
         """Add another part's counters (a later range of the same file, lines shifted)."""
         self.lines += other.lines

@@ -123,7 +123,8 @@ def test_the_spool_is_scrubbed_at_every_read_while_the_load_waits(spark, db_path
 def test_a_block_the_fast_path_fails_on_is_decoded_line_by_line_and_counted_once(spark, db_path):
     """A fast-path failure mid-block: the block's lines go through the decoder one by one, and
     what the failed call had counted (lines, rejects) is not counted twice. The fast path's next
-    block then agrees with the verification's decoder, which must have read the same lines."""
+    block then agrees with the verification's decoder, which must have read the same lines.
+    Rejects reach the store's ``rejects`` table by reason, each once across loads."""
     spark.range(1).count()
     with attach(spark, db=db_path) as handle:
         real = handle.fast.table
@@ -133,15 +134,27 @@ def test_a_block_the_fast_path_fails_on_is_decoded_line_by_line_and_counted_once
             handle.parse.reject("counted before the failure", 1, "{}")
             raise RuntimeError("fast path failed")
 
+        def rejects_one(offset, data):  # a block with a line both decoders reject (the verification's too)
+            for stats in (handle.parse, *(handle.fast.reference[1:] if handle.fast.reference else ())):
+                stats.reject("not an event", 3, "no JSON here")
+            return real(offset, data)
+
         handle.fast.table = fails_half_way
         spark.range(0, 40, 1, 4).count()
         assert handle.flush()
-        handle.fast.table = real
+        handle.fast.table = rejects_one
         spark.range(0, 20, 1, 2).count()  # the fast path's next block, verified by the decoder in tests
         assert handle.flush()
-    spool_lines = rows(db_path, "SELECT lines FROM sources WHERE kind = 'live'")[0][0]
+        spark.range(0, 20, 1, 2).count()
+        assert handle.flush()
+    spool_lines, rejected = rows(db_path, "SELECT lines, rejected FROM sources WHERE kind = 'live'")[0]
     assert handle.stats.errors >= 1 and handle.stats.last_error.endswith("fast path failed")
-    assert handle.stats.rejected == 0 and "counted before the failure" not in handle.parse.rejects
+    assert "counted before the failure" not in handle.parse.rejects
+    # each reject stored once, by reason, as ingest stores a file's
+    calls = handle.parse.rejects["not an event"][0]
+    assert calls >= 2 and handle.stats.rejected == rejected == calls
+    assert rows(db_path, "SELECT reason, count, first_line, sample FROM rejects") == [
+        ("not an event", calls, 3, "no JSON here")]
     assert spool_lines == handle.stats.lines == handle.parse.lines
     tasks = rows(db_path, "SELECT sum((detail->>'tasks')::INT) FROM events WHERE kind = 'stage_start'")[0][0]
     assert rows(db_path, "SELECT count(*) FROM events WHERE kind = 'attempt_end'") == [(tasks,)] and tasks >= 4

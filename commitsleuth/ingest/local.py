@@ -346,7 +346,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     if resuming and previous["status"] == "running":
         # the rejects stored before the stop count toward this read's status, not again in the store
         read.stats.rejects = store.rejects_of(sid)
-        read.committed_rejects = {reason: entry[0] for reason, entry in read.stats.rejects.items()}
+        read.committed_rejects = read.stats.reject_counts()
     read.submit()
     return read
 
@@ -483,13 +483,9 @@ class FileRead:
     def uncommitted_rejects(self) -> dict[str, list]:
         """Reject counters ``{reason: [count, first_line, sample]}`` grown since the last call:
         each checkpoint stores the rejects counted with its batch."""
-        fresh = {}
-        for reason, (count, line, sample) in self.stats.rejects.items():
-            more = count - self.committed_rejects.get(reason, 0)
-            if more > 0:
-                fresh[reason] = [more, line, redact(sample)]
-                self.committed_rejects[reason] = count
-        return fresh
+        fresh = self.stats.rejects_since(self.committed_rejects)
+        self.committed_rejects = self.stats.reject_counts()
+        return {reason: [count, line, redact(sample)] for reason, (count, line, sample) in fresh.items()}
 
     def without_stored(self, table: pa.Table) -> pa.Table:
         """The batch less the events a checkpoint already holds: a continued read parses the
