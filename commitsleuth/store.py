@@ -86,25 +86,27 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
     bound = float(os.environ.get("COMMITSLEUTH_LOCK_WAIT", LOCK_WAIT)) if wait is None else wait
     deadline, pause, said = time.monotonic() + bound, 0.02, False
     marker = wait_marker(path or default_db_path())
-    while True:
-        try:
-            store = Store(path, read_only=read_only)
-        except StoreLockedError as exc:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                if pause > 0.02:  # it touched the marker: a reader that gave up is no longer waiting
-                    _remove(marker)
-                raise
-            _touch(marker)  # a live capture keeping the store open lets go when it sees this
-            if not said and on_wait is not None:
-                on_wait(f"waiting up to {bound:g}s: {exc}")
-                said = True
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, 0.5)
-        else:
-            if pause > 0.02:  # it waited: its marker has done its work
-                _remove(marker)
-            return store
+    touched = False
+    try:
+        while True:
+            try:
+                return Store(path, read_only=read_only)
+            except StoreLockedError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                _touch(marker)  # a live capture keeping the store open lets go when it sees this
+                touched = True
+                if not said and on_wait is not None:
+                    on_wait(f"waiting up to {bound:g}s: {exc}")
+                    said = True
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.5)
+    finally:
+        # Opened, gave up or interrupted (Ctrl-C in the wait): no longer waiting. Another waiter
+        # touches the marker again at its next retry, within half a second.
+        if touched:
+            _remove(marker)
 
 
 def wait_marker(path: str | os.PathLike) -> str:

@@ -4,8 +4,11 @@ is a real second process holding the real DuckDB file."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,6 +68,7 @@ def test_past_the_bound_the_lock_error_and_ingest_never_waits(cli, store_with_ev
     locked = f"{store_with_events} is locked by another process (process {writer.pid}); wait for it to finish or use another --db"
     assert (r.exit_code, r.err.splitlines()) == (2, [f"waiting up to 0.3s: {locked}", f"Error: {locked}"])
     assert (w.exit_code, w.err) == (2, f"Error: {locked}\n")
+    assert not Path(f"{store_with_events}.wait").exists()  # the reader gave up: no longer waiting
 
 
 # A writer that keeps the store open between batches, as live capture does: it lets go when a
@@ -94,3 +98,24 @@ def test_a_waiting_reader_makes_a_writer_that_keeps_the_store_open_let_go(cli, s
         writer.wait()
     assert r.exit_code == 0, r.err
     assert not Path(f"{store_with_events}.wait").exists()  # the reader got in: its marker is gone
+
+
+def test_a_reader_stopped_while_it_waits_leaves_no_wait_marker(store_with_events):
+    """A stale marker would make a live capture let go of the store for nobody."""
+    writer = hold(store_with_events, 60)
+    marker = Path(f"{store_with_events}.wait")
+    try:
+        reader = subprocess.Popen([str(Path(sys.executable).with_name("commitsleuth")), "query", "SELECT 1",
+                                   "--db", str(store_with_events)], stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "COMMITSLEUTH_LOCK_WAIT": "60"})
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the reader never waited"
+        reader.send_signal(signal.SIGINT)
+        _, err = reader.communicate(timeout=30)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert reader.returncode != 0 and "waiting up to 60s" in err
+    assert not marker.exists()
