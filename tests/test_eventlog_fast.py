@@ -427,6 +427,28 @@ def test_sql_rows_and_decoded_events_merge_in_line_order(layout):
     assert got["kind"].count("attempt_start") == lines.count(tasks[0]) * len(tasks)
 
 
+def test_the_line_by_line_fallback_reads_lines_as_a_block_does():
+    """Live capture's fallback (``decode_lines``, after the fast path failed on a block) stores
+    what ingest stores of the same lines: CRs cut, a line over ``MAX_LINE`` cut, bad UTF-8
+    replaced; a spool ingested later then holds the same events with the same raw lines."""
+    from commitsleuth.parsers.base import ParseStats, SourceContext
+
+    lines = [_line(_task("Start", t)) for t in range(1, 4)]
+    long = _line({"Event": "SparkListenerJobStart", "Job ID": 9, "Submission Time": 1700000000000,
+                  "Properties": {"spark.jobGroup.id": "g" * readers.MAX_LINE}})
+    data = (lines[0] + "\r\n" + lines[1] + "\n" + long + "\n").encode() + b"\xff\xfe\n" + (lines[2] + "\r\n").encode()
+    tables = []
+    for read in ("block", "line by line"):
+        fast = eventlog_fast.FastEventLog(SourceContext(uri="app-lines-0001", source_id=1), ParseStats())
+        try:
+            tables.append(fast.table(0, data) if read == "block" else fast.decode_lines(1, 0, data))
+        finally:
+            fast.close()
+    block, by_line = (t.select(["kind", "line_no", "byte_offset", "raw", "detail"]).to_pylist() for t in tables)
+    assert by_line == block
+    assert [row["raw"] for row in block if row["kind"] == "attempt_start"] == lines
+
+
 def with_value(event: dict, path: tuple, value) -> dict:
     """A copy of a Spark event with the value at ``path`` (keys into nested objects) replaced."""
     event = json.loads(json.dumps(event))

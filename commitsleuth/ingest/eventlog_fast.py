@@ -574,36 +574,45 @@ class _Scanned(NamedTuple):
 
 def decode_block(decoder: SparkEventDecoder, stats, data: bytes, offset: int, first: int) -> tuple[list, int]:
     """A block's events through the decoder, its lines read as ``readers.LineReader`` reads
-    them (cut at ``MAX_LINE``, bad UTF-8 replaced, trailing CRs cut); also the count of lines
-    that were not valid UTF-8."""
-    raws = data.split(b"\n")
-    if data.endswith(b"\n"):
-        raws.pop()
+    them (``_line_text``); also the count of lines that were not valid UTF-8."""
     events, invalid = [], 0
-    for k, raw in enumerate(raws):
-        cut = raw[:MAX_LINE]
-        try:
-            text = cut.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError:
-            invalid += 1
-            text = cut.decode("utf-8", "replace").rstrip("\r")
+    for k, raw in enumerate(_raw_lines(data)):
+        text, bad = _line_text(raw)
+        invalid += bad
         events.extend(decode_line(decoder, first + k, offset, text, stats))
         offset += len(raw) + 1
     return events, invalid
 
 
 def decode_forgiving(decoder: SparkEventDecoder, stats, first: int, offset: int, data: bytes) -> list:
-    """A block's events through the decoder, one line at a time; a line the decoder fails on
-    is rejected (``not decoded (<exception>)``) and the lines after it are read on."""
+    """``decode_block``, but a line the decoder fails on is rejected (``not decoded
+    (<exception>)``) and the lines after it are read on."""
     events = []
-    for k, raw in enumerate(data.split(b"\n")[:-1]):
-        text = raw.decode("utf-8", "replace")
+    for k, raw in enumerate(_raw_lines(data)):
+        text, _ = _line_text(raw)
         try:
             events.extend(decode_line(decoder, first + k, offset, text, stats))
         except Exception as exc:  # noqa: BLE001 - one bad line must not cost the block
             stats.reject(f"not decoded ({type(exc).__name__})", first + k, text)
         offset += len(raw) + 1
     return events
+
+
+def _line_text(raw: bytes) -> tuple[str, bool]:
+    """A line's text as ``readers.LineReader`` reads it (cut at ``MAX_LINE``, bad UTF-8
+    replaced, trailing CRs cut), and whether it was not valid UTF-8."""
+    cut = raw[:MAX_LINE]
+    try:
+        return cut.decode("utf-8").rstrip("\r"), False
+    except UnicodeDecodeError:
+        return cut.decode("utf-8", "replace").rstrip("\r"), True
+
+
+def _raw_lines(data: bytes) -> list[bytes]:
+    raws = data.split(b"\n")
+    if data.endswith(b"\n"):
+        raws.pop()
+    return raws
 
 
 def table_difference(got: pa.Table, expected: pa.Table) -> str:
