@@ -31,6 +31,12 @@ STORAGE_COMPATIBILITY = "v1.2.0"
 # every few batches of an event log (its raw lines are most of the bytes): 256 MB writes them
 # about a third faster (bench/ingest_spark.py) and bounds what waits in memory for a checkpoint.
 CHECKPOINT_THRESHOLD = "256MB"
+# A writer that checkpoints every transaction (live capture: one small one per load, the file
+# closed after each) commits it as its checkpoint: its rows are written once, into the file, not
+# first into the write-ahead log and again at the close's checkpoint. With no log written at all,
+# a checkpoint that fails fails the commit: nothing of it is in the store, never a commit that is
+# durable while its error says it failed.
+COMMIT_CHECKPOINTS = {"checkpoint_threshold": "'0B'", "auto_checkpoint_skip_wal_threshold": "0"}
 # DuckDB's buffer pool during an ingest: the written blocks need not stay cached, and without a
 # limit they do (a 600 MB event log: 1.08 GiB peak; with this limit 0.6 GiB, same speed).
 INGEST_MEMORY = "512MB"
@@ -172,11 +178,14 @@ def _writing(path: str):
 class Store:
     """An open commitsleuth database. Use as a context manager or call ``close()``."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, host=None):
+    def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, host=None,
+                 commit_checkpoints: bool = False):
         """``host``: an in-memory DuckDB connection the caller keeps between opens (live capture
         opens the store for every load); the store is ATTACHed to it (~3 ms of CPU, where a
         connection of its own starts a DuckDB instance: ~20 ms) and ``close()`` DETACHes it,
-        which checkpoints and frees the file's lock as closing a connection does."""
+        which checkpoints and frees the file's lock as closing a connection does.
+        ``commit_checkpoints``: every COMMIT is a checkpoint, no write-ahead log (see
+        COMMIT_CHECKPOINTS), for a writer that would checkpoint at each close anyway."""
         self.path = str(path or default_db_path())
         self._host = host
         if read_only and not Path(self.path).exists():
@@ -213,6 +222,9 @@ class Store:
             try:
                 self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
                 self.migrate()
+                if commit_checkpoints:  # after the migrations: each of their commits is not one
+                    for name, value in COMMIT_CHECKPOINTS.items():
+                        self.con.execute(f"SET {name} = {value}")
             except BaseException:
                 self.close()
                 raise
@@ -239,6 +251,12 @@ class Store:
                 self.con.execute("RESET memory_limit" if default else f"SET memory_limit = '{before}'")
             except duckdb.Error:
                 pass  # the connection is gone (a failed write closed it): nothing to restore
+
+    def merge_row_groups(self, allowed: bool) -> None:
+        """Whether this connection's next checkpoints may merge the table's small row groups
+        (DuckDB's vacuum: it rewrites and recompresses every row of the groups it merges). Each
+        checkpointed transaction leaves its rows in a row group of their own."""
+        self.con.execute("RESET max_vacuum_tasks" if allowed else "SET max_vacuum_tasks = 0")
 
     def close(self) -> None:
         if self._host is None:

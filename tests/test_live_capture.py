@@ -57,6 +57,24 @@ def test_attach_captures_a_job_and_detach_leaves_spark_as_it_was(spark, db_path)
     assert not Path(f"{db_path}.spool").exists(), "a fully loaded spool is removed"
 
 
+def test_loads_merge_their_row_groups_only_every_merge_every_loads(spark, db_path, monkeypatch):
+    """Each load's commit checkpoints its rows into a row group of their own; DuckDB may merge
+    the small ones (rewriting every row of them) only at every MERGE_EVERY-th load that appends:
+    a busy job's rows are not rewritten load after load, a quiet job's loads leave fewer than
+    MERGE_EVERY row groups."""
+    from commitsleuth.listener import capture
+
+    monkeypatch.setattr(capture, "MERGE_EVERY", 3)
+    groups = []
+    with attach(spark, db=db_path, interval=60, inventory=False) as handle:  # loads when flushed
+        for _ in range(6):
+            spark.range(0, 10, 1, 2).count()
+            assert handle.flush()
+            groups.append(rows(db_path, "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('events')")[0][0])
+        assert handle.stats.errors == 0
+    assert groups == [1, 2, 1, 2, 3, 1]
+
+
 def test_python_listener_implements_every_method_of_the_running_spark(spark):
     methods = listener_methods(spark.sparkContext._jvm)
     assert len(methods) >= 35 and "onTaskEnd" in methods and "onOtherEvent" in methods

@@ -157,6 +157,60 @@ def test_a_store_attached_to_a_host_connection_is_the_same_store_and_lets_go_at_
     assert host.execute("SELECT count(*) FROM duckdb_databases() WHERE NOT internal").fetchone()[0] == 1
 
 
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_a_store_that_commits_as_checkpoints_writes_no_write_ahead_log(tmp_path, checkpointing):
+    """Live capture's loads (``commit_checkpoints``): a COMMIT is the checkpoint, so the rows are
+    written once and a commit whose checkpoint fails is not in the store (a commit already in the
+    write-ahead log would be, while its error said it failed: the capture would write it again).
+    A directory where the log would go makes any write to it fail."""
+    from commitsleuth.model import events_to_arrow
+
+    db = tmp_path / "live.duckdb"
+    host = duckdb.connect()
+    Store(db, host=host).close()  # created and migrated
+    s = Store(db, host=host, commit_checkpoints=checkpointing)
+    wal = tmp_path / "live.duckdb.wal"
+    wal.mkdir()
+    try:
+        s.con.execute("BEGIN")
+        s.write_arrow(events_to_arrow(_some_events(10), None))
+        if checkpointing:
+            s.con.execute("COMMIT")
+        else:
+            with pytest.raises(duckdb.Error):
+                s.con.execute("COMMIT")
+    finally:
+        wal.rmdir()
+        s.close()
+    with Store(db, read_only=True) as r:
+        assert r.count("events") == (10 if checkpointing else 0)
+
+
+def _row_groups(store) -> int:
+    return store.con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('events')").fetchone()[0]
+
+
+def test_checkpointed_loads_keep_their_row_groups_until_merging_is_allowed(tmp_path):
+    """Each checkpointed commit leaves its rows in a row group of their own; DuckDB merges the
+    small ones (rewriting their rows) only at a checkpoint that may (live capture: every
+    MERGE_EVERY-th load)."""
+    from commitsleuth.model import events_to_arrow
+
+    db = tmp_path / "live.duckdb"
+    host = duckdb.connect()
+    for load in range(4):
+        with Store(db, host=host, commit_checkpoints=True) as s:
+            s.merge_row_groups(load == 3)
+            s.con.execute("BEGIN")
+            s.write_arrow(events_to_arrow(_some_events(1_000), None))
+            s.con.execute("COMMIT")
+            if load < 3:
+                assert _row_groups(s) == load + 1
+            else:
+                assert _row_groups(s) == 1
+                assert s.count("events") == 4_000
+
+
 def test_a_store_file_of_a_newer_storage_version_attaches_as_it_is(tmp_path):
     db = str(tmp_path / "plain.duckdb")
     duckdb.connect(db).close()  # the user's own DuckDB made it, at its default storage version
