@@ -21,6 +21,9 @@ CORPUS = Path(os.environ.get("COMMITSLEUTH_CORPUS", REPO / "tests" / "corpus"))
 # Every event log any test ingests through the fast path is decoded by the decoder too and
 # compared block by block (commitsleuth/ingest/eventlog_fast.py); a difference fails the test.
 os.environ.setdefault("COMMITSLEUTH_EVENTLOG_VERIFY", "1")
+# ... and every block takes the SQL, however few its lines (small blocks go to the decoder
+# alone by default; tests/test_eventlog_fast.py checks that default apart).
+os.environ.setdefault("COMMITSLEUTH_EVENTLOG_SQL_MIN_LINES", "0")
 
 
 @dataclass

@@ -532,3 +532,97 @@ def test_a_value_of_another_type_is_left_to_the_decoder(odd, monkeypatch):
     finally:
         fast.close()
     assert decoded == [lines[1]]
+
+
+def test_the_suite_takes_the_sql_for_every_block():
+    """tests/conftest.py sends every block to the SQL, however few its lines, so that the
+    verification checks the SQL on every event log the suite ingests."""
+    import os
+
+    assert os.environ.get(eventlog_fast.SQL_MIN_LINES_ENV) == "0"
+
+
+def _sql_passes(monkeypatch) -> list[int]:
+    """The line counts of the blocks the SQL maps, as they happen."""
+    passes: list[int] = []
+    bulk = eventlog_fast.FastEventLog._bulk
+
+    def counted(self, lines, secret):
+        passes.append(len(lines))
+        return bulk(self, lines, secret)
+
+    monkeypatch.setattr(eventlog_fast.FastEventLog, "_bulk", counted)
+    return passes
+
+
+def test_a_small_block_goes_to_the_decoder_alone_by_default(tmp_path, corpus, monkeypatch):
+    """A block of fewer than SQL_MIN_LINES lines (a small application's whole log) is read by
+    the decoder alone, a DuckDB pass costing more than its lines; the store is the same."""
+    monkeypatch.delenv(eventlog_fast.SQL_MIN_LINES_ENV)
+    passes = _sql_passes(monkeypatch)
+    log = corpus / EVENTS / "application_1628109047826_1317105"
+    lines = log.read_bytes().count(b"\n")
+    assert 0 < lines < eventlog_fast.SQL_MIN_LINES
+    assert _both(tmp_path, [log], monkeypatch) > 0
+    assert passes == []
+
+
+def test_a_block_of_sql_min_lines_takes_the_sql(tmp_path, corpus, monkeypatch):
+    """At SQL_MIN_LINES lines a block takes the SQL, below it the decoder: both ways the store
+    equals the decoder's (the corpus log in blocks of 4 KiB, the threshold between their sizes)."""
+    _blocks(monkeypatch, 4096)
+    log = corpus / EVENTS / "application_1628109047826_1317105"
+    monkeypatch.setenv(eventlog_fast.SQL_MIN_LINES_ENV, "5")
+    passes = _sql_passes(monkeypatch)
+    assert _both(tmp_path, [log], monkeypatch) > 0
+    assert passes and min(passes) >= 5
+    sql_blocks = len(passes)
+    monkeypatch.setenv(eventlog_fast.SQL_MIN_LINES_ENV, "0")
+    passes.clear()
+    (tmp_path / "all").mkdir()
+    assert _both(tmp_path / "all", [log], monkeypatch) > 0
+    assert min(passes) < 5 and len(passes) > sql_blocks  # the smaller blocks went to the decoder before
+
+
+def _log_context(name: str):
+    from commitsleuth.parsers.base import ParseStats, SourceContext
+
+    return SourceContext(uri=name, source_id=1), ParseStats()
+
+
+def test_a_closed_logs_connection_serves_the_next_log_with_nothing_of_the_first():
+    """Opening a DuckDB connection and defining the SQL cost about as much as a small log:
+    a closed log's connection serves the next one, its lines no longer registered."""
+    first = eventlog_fast.FastEventLog(*_log_context("a"))
+    con = first.con
+    first.close()
+    first.close()  # twice is once
+    second = eventlog_fast.FastEventLog(*_log_context("b"))
+    try:
+        assert second.con is con
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'lines'").fetchone() == (0,)
+        with pytest.raises(duckdb.CatalogException):
+            con.execute("SELECT * FROM lines")
+    finally:
+        second.close()
+
+
+def test_a_forked_child_opens_connections_of_its_own():
+    """A process forked while it keeps idle connections must not use its parent's DuckDB."""
+    import os
+
+    log = eventlog_fast.FastEventLog(*_log_context("a"))
+    parents = id(log.con)
+    log.close()
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only with a connection of its own that works
+        code = 1
+        try:
+            child = eventlog_fast.FastEventLog(*_log_context("b"))
+            table = child.table(0, b'{"Event":"SparkListenerJobEnd","Job ID":1,"Completion Time":5,'
+                                   b'"Job Result":{"Result":"JobSucceeded"}}\n')
+            code = 0 if id(child.con) != parents and table.num_rows == 1 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -25,6 +25,7 @@ SQL rows, so every text column and ``detail`` pass the same patterns.
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, NamedTuple
@@ -45,6 +46,15 @@ from commitsleuth.redact import has_user_patterns, lines_may_hold_secret, redact
 
 FORMAT = "spark-eventlog"
 BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
+# A block of fewer lines goes to the decoder whole: a DuckDB pass costs about 20 ms of CPU
+# however few its lines, the decoder 20-25 us a line (even at about 1,800 lines of task ends,
+# measured; below this the decoder is the cheaper). Most applications of a History Server
+# directory, and a live capture's small loads, are one such block. The decoder is the
+# reference, so the table is the same either way.
+SQL_MIN_LINES = 1024
+# Sets SQL_MIN_LINES (the tests set 0, so that every block any test ingests takes the SQL and
+# is checked against the decoder).
+SQL_MIN_LINES_ENV = "COMMITSLEUTH_EVENTLOG_SQL_MIN_LINES"
 # Whether ingest takes the fast path (tests set 0 to build the reference store with the decoder).
 ENV = "COMMITSLEUTH_EVENTLOG_FAST"
 # Set (the test suite sets it for every test): each block is decoded by the decoder too and the
@@ -327,11 +337,8 @@ class FastEventLog:
         self.decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
         self.line_no = first_line
         self.invalid_utf8 = 0
-        # In memory, apart from the store's connection; one thread: the parallelism is the
-        # block scanned while the one before is assembled and the one before that written, and
-        # DuckDB's own threads on one block cost a third more CPU than they save.
-        self.con = duckdb.connect(config={"threads": 1})
-        _define_rows(self.con)
+        self._sql, self.con = _connection()
+        self.sql_min_lines = int(os.environ.get(SQL_MIN_LINES_ENV, SQL_MIN_LINES))
         self.reference = None  # (decoder, stats) of the verification, when asked for
         self.position = None  # see tables()
         if os.environ.get(VERIFY_ENV, "0") != "0":
@@ -387,7 +394,9 @@ class FastEventLog:
         return self._checked(self._scan(offset, data))
 
     def close(self) -> None:
-        self.con.close()
+        if self.con is not None:
+            _release(self._sql, self.con)
+            self.con = None
 
     # -- a block the fast path failed on ---------------------------------------------------------
     def snapshot(self) -> tuple:
@@ -424,7 +433,9 @@ class FastEventLog:
         """The part of a block that needs none of the decoder's state: its lines and what SQL
         maps of them (None when the decoder must read the whole block)."""
         lines, starts = _lines(data)
-        if lines is None:  # not valid UTF-8, or a line over MAX_LINE: the decoder's reading
+        if lines is None or len(starts) < self.sql_min_lines:
+            # not valid UTF-8, a line over MAX_LINE (the decoder's reading), or too few lines to
+            # be worth a DuckDB pass
             return _Scanned(offset, data, None, starts, None)
         try:
             bulk = self._bulk(lines, lines_may_hold_secret(data, starts, lines))
@@ -551,6 +562,59 @@ class FastEventLog:
         if mine != theirs:
             raise FastPathMismatch(f"{self.ctx.uri}: counters (lines, records, events, rejects) "
                                    f"fast {mine} != decoder {theirs}")
+
+
+# Connections with ``event_rows()`` defined, not in use, each with the SQL it was defined
+# with: opening one and defining the macro cost about 35 ms of CPU, as much as reading a small
+# application's whole log, so a process keeps a few for the next log (a History Server
+# directory is thousands of them).
+_IDLE: list[tuple[str, duckdb.DuckDBPyConnection]] = []
+_IDLE_MAX = 2
+_IDLE_LOCK = threading.Lock()
+# A forked child must not use (or free) the DuckDB instances its parent was using.
+_INHERITED: list[tuple[str, duckdb.DuckDBPyConnection]] = []
+
+
+def _connection() -> tuple[str, duckdb.DuckDBPyConnection]:
+    """A connection with ``event_rows()`` defined as ``_SQL`` says now, and that SQL: an idle
+    one, or a new one. In memory, apart from the store's; one thread: the parallelism is the block scanned
+    while the one before is assembled and the one before that written, and DuckDB's own
+    threads on one block cost a third more CPU than they save."""
+    stale = []
+    with _IDLE_LOCK:
+        while _IDLE:
+            sql, con = _IDLE.pop()
+            if sql == _SQL:
+                break
+            stale.append(con)
+        else:
+            con = None
+    for old in stale:
+        old.close()
+    if con is None:
+        con = duckdb.connect(config={"threads": 1})
+        _define_rows(con)
+    return _SQL, con
+
+
+def _release(sql: str, con: duckdb.DuckDBPyConnection) -> None:
+    """Back to the idle ones (nothing of a log stays on it: its lines are unregistered after
+    each pass), or closed when there are enough."""
+    with _IDLE_LOCK:
+        if len(_IDLE) < _IDLE_MAX:
+            _IDLE.append((sql, con))
+            return
+    con.close()
+
+
+def _after_fork() -> None:
+    global _IDLE_LOCK
+    _IDLE_LOCK = threading.Lock()  # another thread may have held it at the fork
+    _INHERITED.extend(_IDLE)
+    _IDLE.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _define_rows(con: duckdb.DuckDBPyConnection) -> None:
