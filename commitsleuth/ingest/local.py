@@ -284,8 +284,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         return _failed(store, uri, None, f"cannot read: {exc.strerror or exc}")
 
     # The same file under the same or another name (rotation): compare the stored head.
-    previous = (store.find_source(uri) or store.find_source(uri + eventlogs.IN_PROGRESS)
-                or store.find_source_by_fingerprint(fp))
+    previous = store.find_previous([uri, uri + eventlogs.IN_PROGRESS], fp)
     resume_at, first_line, stored_at_resume, resuming = 0, 1, 0, False
     if previous is not None and previous["status"] == "superseded":
         previous = None
@@ -405,16 +404,17 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     except Exception as exc:  # noqa: BLE001 - one file's bug must not stop the other files
         what = str(exc) if isinstance(exc, _WorkerError) else f"{type(exc).__name__}: {exc}"
         status, reason = "partial", f"internal error after line {stats.lines}: {what}"
-    store.commit_pending()  # what was read before a damage is kept
     if status == "ok" and read.damage():
         status, reason = "partial", read.damage()
     if status == "ok":
         reason = eventlogs.state_note(read.path)
     if ends is not None:  # after a damage's reason, before a state's
         reason = app_end.joined(reason, ends.note()) if status != "ok" else app_end.joined(ends.note(), reason)
-    store.add_rejects(sid, read.uncommitted_rejects())
-    store.update_source(
+    # what was read before a damage is kept: the batches still open commit with the final row
+    store.write_checkpoint(
+        None,
         sid,
+        read.uncommitted_rejects(),
         status=status,
         reason=reason,
         size_bytes=read.size,
