@@ -312,36 +312,26 @@ class Store:
 
     # -- sources ---------------------------------------------------------------------------
     def find_source(self, uri: str) -> dict | None:
-        cur = self.con.execute(
-            "SELECT * FROM sources WHERE uri = ? ORDER BY source_id DESC LIMIT 1", [uri]
-        )
-        row = cur.fetchone()
-        if row is None:
-            return None
-        return dict(zip([d[0] for d in cur.description], row))
+        return self.find_previous([uri], None)
+
+    def find_source_by_fingerprint(self, fp: str) -> dict | None:
+        return self.find_previous([], fp)
 
     def find_previous(self, uris: list[str], fp: str | None) -> dict | None:
         """The latest source of the first of ``uris`` the store has, else the latest whose
-        fingerprint is ``fp``: what ``find_source`` of each and ``find_source_by_fingerprint``
-        would find, in that order, in one query (a statement costs about a millisecond, a
-        History Server directory has thousands of sources)."""
+        fingerprint is ``fp``, in one query (a statement costs about a millisecond, a History
+        Server directory has thousands of sources)."""
+        names = ", ".join("?" * len(uris))
         cur = self.con.execute(
-            f"SELECT * FROM sources WHERE uri IN ({', '.join('?' * len(uris))}) OR fingerprint = ? "
-            "ORDER BY source_id DESC", [*uris, fp])
-        names = [d[0] for d in cur.description]
-        found = [dict(zip(names, row)) for row in cur.fetchall()]
+            f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR fingerprint = ? ORDER BY source_id DESC",
+            [*uris, fp])
+        columns = [d[0] for d in cur.description]
+        found = [dict(zip(columns, row)) for row in cur.fetchall()]
         for uri in uris:
             for row in found:
                 if row["uri"] == uri:
                     return row
         return next((row for row in found if fp is not None and row["fingerprint"] == fp), None)
-
-    def find_source_by_fingerprint(self, fp: str) -> dict | None:
-        cur = self.con.execute(
-            "SELECT * FROM sources WHERE fingerprint = ? ORDER BY source_id DESC LIMIT 1", [fp]
-        )
-        row = cur.fetchone()
-        return dict(zip([d[0] for d in cur.description], row)) if row else None
 
     def add_source(self, uri: str, kind: str, **values) -> int:
         source_id = self.con.execute(

@@ -577,9 +577,9 @@ _INHERITED: list[tuple[str, duckdb.DuckDBPyConnection]] = []
 
 def _connection() -> tuple[str, duckdb.DuckDBPyConnection]:
     """A connection with ``event_rows()`` defined as ``_SQL`` says now, and that SQL: an idle
-    one, or a new one. In memory, apart from the store's; one thread: the parallelism is the block scanned
-    while the one before is assembled and the one before that written, and DuckDB's own
-    threads on one block cost a third more CPU than they save."""
+    one, or a new one. In memory, apart from the store's; one thread: the parallelism is the
+    block scanned while the one before is assembled and the one before that written, and
+    DuckDB's own threads on one block cost a third more CPU than they save."""
     stale = []
     with _IDLE_LOCK:
         while _IDLE:
