@@ -19,7 +19,9 @@
    4 parts. Each run is its own process (its time taken inside it, its peak RSS from the kernel);
    prints events/s, the ratio of the medians with the min-max of the per-run ratios, peak memory
    and the load, and whether the targets are met (>= 500k events/s, the 200k/s floor, within 3x of
-   read_json, memory <= 1 GiB).
+   read_json, memory <= 1 GiB). For the plain log a third arm alternates with them: the store's
+   writes alone, the fast path's own rows of the log (made once beforehand) written into a fresh
+   store as ingest writes them, which bounds any design that stores the same rows.
 
 Data is generated once under --work (default /tmp/commitsleuth-bench-spark) and reused.
 """
@@ -250,6 +252,45 @@ row = duckdb.connect().execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys
 print(json.dumps({"seconds": time.perf_counter() - t, "events": row[0],
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+# The store's part alone: the fast path's own tables of the log (made first, kept in an Arrow
+# file, not timed) written into a fresh store as ingest writes them (a checkpoint a table, a
+# commit every COMMIT_ROWS). No design that stores the raw lines in the store ends faster than this.
+CHILD_STORE = """
+import json, os, resource, sys, time
+from pathlib import Path
+import pyarrow as pa
+from commitsleuth.ingest import eventlog_fast
+from commitsleuth.ingest.local import COMMIT_ROWS
+from commitsleuth.ingest.readers import BlockReader
+from commitsleuth.parsers import ParseStats, SourceContext
+from commitsleuth.store import Store
+log, db, tables = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+if not tables.exists():
+    fast = eventlog_fast.FastEventLog(SourceContext(uri=str(log), source_id=1), ParseStats(), 1)
+    with pa.OSFile(str(tables) + ".part", "wb") as sink:
+        writer = None
+        for table in fast.tables(BlockReader(log, 0, block=eventlog_fast.BLOCK)):
+            writer = writer or pa.ipc.new_file(sink, table.schema)
+            writer.write_table(table)
+        writer.close()
+    os.replace(str(tables) + ".part", tables)
+batches = pa.ipc.open_file(pa.memory_map(str(tables)))
+db.unlink(missing_ok=True); Path(str(db) + ".wal").unlink(missing_ok=True)
+t = time.perf_counter()
+events = pending = 0
+with Store(db) as store:
+    sid = store.add_source(str(log), "spark-eventlog")
+    for k in range(batches.num_record_batches):
+        table = pa.Table.from_batches([batches.get_batch(k)])
+        events += table.num_rows
+        pending += table.num_rows
+        commit = pending >= COMMIT_ROWS or k == batches.num_record_batches - 1
+        store.write_checkpoint(table, sid, {}, commit=commit, bytes_read=0, lines=0, events=events)
+        pending = 0 if commit else pending
+seconds = time.perf_counter() - t
+print(json.dumps({"seconds": seconds, "events": events,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
 
 
 def _child(code: str, *args: str) -> dict:
@@ -288,18 +329,24 @@ def fast_path(args, work: Path, log: Path) -> None:
           f"{os.cpu_count()} cores", flush=True)
     verdicts = []
     for name, path, rj_path, codec in _fast_layouts(log, work):
+        store_too = name == "plain"  # the same rows whatever the layout
         size = sum(p.stat().st_size for p in (path.iterdir() if path.is_dir() else [path]))
-        fast, rj, loads = [], [], []
+        fast, rj, alone, loads = [], [], [], []
         for i in range(args.runs):
             loads.append(os.getloadavg()[0])
-            pair = [("fast", lambda: _child(CHILD_FAST, str(path), str(work / "fast.duckdb"))),
+            arms = [("fast", lambda: _child(CHILD_FAST, str(path), str(work / "fast.duckdb"))),
                     ("read_json", lambda: _child(CHILD_READ_JSON, rj_path, codec, str(REPO / "bench")))]
-            for label, run in (pair if i % 2 == 0 else pair[::-1]):
+            if store_too:
+                arms.append(("store", lambda: _child(CHILD_STORE, str(log), str(work / "store.duckdb"),
+                                                     str(work / f"{log.name}.tables.arrow"))))
+            for label, run in (arms if i % 2 == 0 else arms[::-1]):
                 got = run()
-                (fast if label == "fast" else rj).append(got)
+                {"fast": fast, "read_json": rj, "store": alone}[label].append(got)
             print(f"  {name} run {i + 1}: fast path {fast[-1]['seconds']:.2f} s "
                   f"({fast[-1]['events'] / fast[-1]['seconds']:,.0f} events/s, peak {fast[-1]['rss']:.0f} MiB), "
-                  f"read_json {rj[-1]['seconds']:.2f} s; load {loads[-1]:.1f}", flush=True)
+                  f"read_json {rj[-1]['seconds']:.2f} s"
+                  + (f", the store's writes alone {alone[-1]['seconds']:.2f} s" if alone else "")
+                  + f"; load {loads[-1]:.1f}", flush=True)
         loads.append(os.getloadavg()[0])
         events = fast[0]["events"]
         mf = statistics.median(r["seconds"] for r in fast)
@@ -311,6 +358,12 @@ def fast_path(args, work: Path, log: Path) -> None:
               f"{events / mf:,.0f} events/s (min-max {min(rates):,.0f}-{max(rates):,.0f}); read_json median "
               f"{mr:.2f} s; ratio of the medians {mf / mr:.2f}x (per run {min(ratios):.2f}-{max(ratios):.2f}); "
               f"peak RSS {peak:.0f} MiB; load {min(loads):.1f}-{max(loads):.1f}")
+        if alone:
+            ms = statistics.median(r["seconds"] for r in alone)
+            print(f"  the store's writes alone (the same {alone[0]['events']:,} rows, no reading or parsing): "
+                  f"median {ms:.2f} s = {alone[0]['events'] / ms:,.0f} events/s (min-max "
+                  f"{min(r['seconds'] for r in alone):.2f}-{max(r['seconds'] for r in alone):.2f} s), "
+                  f"{ms / mr:.2f}x read_json: the ceiling of any design that writes these rows so")
         verdicts.append((name, events / mf, mf / mr, peak))
     for name, rate, ratio, peak in verdicts:
         said = lambda ok: "met" if ok else "NOT met"  # noqa: E731
