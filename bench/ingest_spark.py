@@ -262,17 +262,15 @@ import pyarrow as pa
 from commitsleuth.ingest import eventlog_fast
 from commitsleuth.ingest.local import COMMIT_ROWS
 from commitsleuth.ingest.readers import BlockReader
+from commitsleuth.model import EVENT_SCHEMA
 from commitsleuth.parsers import ParseStats, SourceContext
 from commitsleuth.store import Store
 log, db, tables = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 if not tables.exists():
     fast = eventlog_fast.FastEventLog(SourceContext(uri=str(log), source_id=1), ParseStats(), 1)
-    with pa.OSFile(str(tables) + ".part", "wb") as sink:
-        writer = None
+    with pa.OSFile(str(tables) + ".part", "wb") as sink, pa.ipc.new_file(sink, EVENT_SCHEMA) as writer:
         for table in fast.tables(BlockReader(log, 0, block=eventlog_fast.BLOCK)):
-            writer = writer or pa.ipc.new_file(sink, table.schema)
             writer.write_table(table)
-        writer.close()
     os.replace(str(tables) + ".part", tables)
 batches = pa.ipc.open_file(pa.memory_map(str(tables)))
 db.unlink(missing_ok=True); Path(str(db) + ".wal").unlink(missing_ok=True)
