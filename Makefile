@@ -40,7 +40,7 @@ test: install check-java
 # Live capture is also proven on PySpark 3.5: its tests run again in a second venv.
 VENV35  ?= .venv-pyspark35
 STAMP35 := $(VENV35)/.installed
-LIVE_TESTS := tests/test_live_capture.py tests/test_live_rig.py tests/test_spark_plan_live.py tests/test_redaction_live.py tests/test_live_recovery.py
+LIVE_TESTS := tests/test_live_capture.py tests/test_live_lean_spool.py tests/test_live_rig.py tests/test_spark_plan_live.py tests/test_redaction_live.py tests/test_live_recovery.py
 
 $(STAMP35): pyproject.toml
 	$(PYTHON) -m venv $(VENV35)

@@ -1,6 +1,6 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--spark-writer] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
@@ -13,7 +13,9 @@ then the same bare and captured, both timed. What the capture costs the first ti
 (the JVM loading and compiling its event log writer, commitsleuth's imports, DuckDB's JSON
 extension: a few seconds of CPU, once per application) is printed apart, so the window holds
 what it costs a job in a running application. Before the window both heaps' garbage is
-collected. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
+collected. ``--spark-writer`` adds commitsleuth with Spark's own EventLoggingListener writing the
+spool (``COMMITSLEUTH_LEAN_SPOOL=0``) instead of the lean writer, to tell the two apart in one
+run; each captured run prints which writer wrote its spool. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
 event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
 ``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB),
 ``--spool-only`` the JVM part of commitsleuth alone (Spark's EventLoggingListener writing the
@@ -49,7 +51,7 @@ from pathlib import Path
 import duckdb
 from pyspark.sql import SparkSession
 
-from commitsleuth.listener import attach
+from commitsleuth.listener import attach, lean_writer
 from commitsleuth.listener.hooks import listener_class
 from commitsleuth.listener.jvm import HOOKS_QUEUE, SpoolWriter, dropped_events, listener_methods
 from commitsleuth.parsers.spark_events import SparkEventDecoder
@@ -190,7 +192,7 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
     if variant == "none":
         wall = run_job(spark, tasks)
         out["dropped"] = drops()
-    elif variant in ("commitsleuth", "hooks"):
+    elif variant in ("commitsleuth", "hooks", "spark-writer"):
         handle = attach(spark, db=db, hooks=variant == "hooks")
         wall = run_job(spark, tasks)
         handle.flush()
@@ -201,7 +203,8 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
             got = store.count("events WHERE kind = 'attempt_end'")
         out["captured"] = f"{got}/{expected}"
         out["extra"] = (f"  loads {handle.stats.load_cpu:5.2f} s cpu ({handle.stats.loads} loads)"
-                        f"  py4j callbacks {callbacks}  task ends {got}/{expected}")
+                        f"  py4j callbacks {callbacks}  task ends {got}/{expected}"
+                        f"  spool writer {handle.stats.spool_writer}")
     elif variant == "spool-only":
         writer = SpoolWriter(sc, tmp / "spool")
         wall = run_job(spark, tasks)
@@ -241,8 +244,9 @@ def one_run(variant: str, tasks: int, tmp: Path) -> None:
 
 
 def in_fresh_driver(variant: str, tasks: int, tmp: Path) -> dict:
+    env = dict(os.environ, **({lean_writer.ENV: "0"} if variant == "spark-writer" else {}))
     proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks), "--tmp", str(tmp)],
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=1800, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"the {variant} run failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -252,6 +256,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
+    ap.add_argument("--spark-writer", action="store_true", help="also commitsleuth with Spark's own spool writer")
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
     ap.add_argument("--spool-only", action="store_true", help="also Spark writing the spool, no loader")
@@ -263,7 +268,7 @@ def main() -> None:
         return
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
     started = time.monotonic()
-    variants = (["none", "commitsleuth"] + ["hooks"] * args.hooks + ["naive"] * args.naive
+    variants = (["none", "commitsleuth"] + ["spark-writer"] * args.spark_writer + ["hooks"] * args.hooks + ["naive"] * args.naive
                 + ["spool-only"] * args.spool_only)
     times: dict[str, list[float]] = {v: [] for v in variants}
     cpu: dict[str, list[float]] = {v: [] for v in variants}

@@ -102,6 +102,9 @@ class CaptureStats:
     load_cpu: float = 0.0  # CPU seconds the loads took (read, parse, decode, store writes and close)
     loads: int = 0  # rounds of the background thread that found something to load
     last_error: str | None = None
+    # Who writes the spool: "lean" (listener/LeanEventLoggingListener.java), or Spark's own
+    # EventLoggingListener and why the lean one is not used.
+    spool_writer: str = ""
 
 
 @dataclass
@@ -165,6 +168,9 @@ class LiveCapture:
         self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
 
         self.spool = SpoolWriter(self.sc, self.spool_dir)
+        self.stats.spool_writer = "lean" if self.spool.lean_why is None else f"spark ({self.spool.lean_why})"
+        if self.spool.lean_why is not None:
+            log.info("commitsleuth: the spool is written by Spark's own event-log writer: %s", self.spool.lean_why)
         self.tail = SpoolTail(self.spool.path)
         self.parse = ParseStats()  # the spool's lines, records and rejects, as ingest counts them
         self.fast = FastEventLog(SourceContext(uri=str(self.spool.path)), self.parse)

@@ -1,8 +1,8 @@
 """The JVM side of live capture, reached through py4j.
 
-The serialising is left to Spark itself: its own ``EventLoggingListener``, constructed here
-and put on a dedicated listener-bus queue, writes every event as event-log JSON into a spool
-file the capture owns. Spark's listener bus therefore never waits on Python (a py4j round trip
+The serialising is left to Spark itself: its own ``EventLoggingListener`` (the lean subclass of
+``lean_writer`` where the JVM compiles it), constructed here and put on a dedicated listener-bus
+queue, writes every event as event-log JSON into a spool file the capture owns. Spark's listener bus therefore never waits on Python (a py4j round trip
 per event costs tens of microseconds and stretched a 20,000-task job by a third).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from commitsleuth.listener import lean_writer
 from commitsleuth.redact import spark_redaction_conf
 
 # Free-text local properties a user may fill with secrets (job description, job group).
@@ -45,7 +46,8 @@ def listener_methods(jvm) -> list[str]:
 
 
 class SpoolWriter:
-    """Spark's EventLoggingListener writing this application's events into ``directory``."""
+    """Spark's EventLoggingListener writing this application's events into ``directory``: the
+    lean one (``lean_writer``) where this JVM compiles it, ``lean_why`` saying why not."""
 
     def __init__(self, sc, directory: Path):
         self.jvm = sc._jvm
@@ -68,9 +70,19 @@ class SpoolWriter:
                 conf.set(key, "")
         uri = self.jvm.java.net.URI("file:" + str(directory.resolve()))
         none = self.jvm.scala.Option.apply(None)
-        self.listener = self.jvm.org.apache.spark.scheduler.EventLoggingListener(
-            sc.applicationId, none, uri, conf, sc._jsc.hadoopConfiguration()
-        )
+        self.listener, self.lean_why = None, f"{lean_writer.ENV}=0"
+        if lean_writer.enabled():
+            try:
+                cls = lean_writer.lean_listener_class(sc)
+                self.listener = lean_writer.new_lean_listener(sc, cls, sc.applicationId, none, uri, conf,
+                                                              sc._jsc.hadoopConfiguration())
+                self.lean_why = None
+            except lean_writer.LeanWriterUnavailable as exc:
+                self.lean_why = str(exc)
+        if self.listener is None:
+            self.listener = self.jvm.org.apache.spark.scheduler.EventLoggingListener(
+                sc.applicationId, none, uri, conf, sc._jsc.hadoopConfiguration()
+            )
         self.listener.start()
         self.bus.addToQueue(self.listener, SPOOL_QUEUE)
         self._print_writer = self.listener.logWriter().writer().get()

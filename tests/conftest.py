@@ -24,6 +24,9 @@ os.environ.setdefault("COMMITSLEUTH_EVENTLOG_VERIFY", "1")
 # ... and every block takes the SQL, however few its lines (small blocks go to the decoder
 # alone by default; tests/test_eventlog_fast.py checks that default apart).
 os.environ.setdefault("COMMITSLEUTH_EVENTLOG_SQL_MIN_LINES", "0")
+# Live capture's lean spool writer is compiled once per test session, into a cache of its own
+# (listener/lean_writer.py), not the user's.
+os.environ.setdefault("COMMITSLEUTH_CACHE", tempfile.mkdtemp(prefix="commitsleuth-cache-"))
 
 
 @dataclass
