@@ -38,7 +38,18 @@ def enabled() -> bool:
 
 
 def lean_listener_class(sc):
-    """The lean writer's class in this JVM, compiled first if no cache holds it."""
+    """The lean writer's class in this JVM, compiled first if no cache holds it. Whatever keeps
+    it from being had (no compiler, a cache that cannot be written, a JVM error) is
+    ``LeanWriterUnavailable``: the capture goes on with Spark's writer."""
+    try:
+        return _class(sc)
+    except LeanWriterUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - py4j raises its own errors for a JVM exception
+        raise LeanWriterUnavailable(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from exc
+
+
+def _class(sc):
     jvm, gateway = sc._jvm, sc._gateway
     system = jvm.java.lang.System
     source = SOURCE.read_bytes()
@@ -50,10 +61,7 @@ def lean_listener_class(sc):
     urls = gateway.new_array(jvm.java.net.URL, 1)
     urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
     parent = sc._jsc.sc().getClass().getClassLoader()
-    try:
-        return jvm.java.net.URLClassLoader(urls, parent).loadClass(CLASS)
-    except Exception as exc:  # noqa: BLE001 - py4j raises its own errors for a JVM exception
-        raise LeanWriterUnavailable(f"the JVM could not load {CLASS}: {str(exc).splitlines()[0]}") from exc
+    return jvm.java.net.URLClassLoader(urls, parent).loadClass(CLASS)
 
 
 def _compile(jvm, gateway, classes: Path) -> None:
@@ -90,4 +98,7 @@ def new_lean_listener(sc, cls, app_id, attempt, uri, conf, hadoop_conf):
     args = gateway.new_array(sc._jvm.java.lang.Object, 5)
     for i, value in enumerate((app_id, attempt, uri, conf, hadoop_conf)):
         args[i] = value
-    return cls.getConstructors()[0].newInstance(args)
+    try:
+        return cls.getConstructors()[0].newInstance(args)
+    except Exception as exc:  # noqa: BLE001 - py4j raises its own errors for a JVM exception
+        raise LeanWriterUnavailable(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from exc

@@ -102,3 +102,14 @@ def test_the_lean_writer_is_compiled_once_into_the_cache(spark, tmp_path, monkey
     assert cls.getName() == again.getName() == lean_writer.CLASS
     assert compiled.stat().st_mtime_ns == before
     assert [p.name for p in (tmp_path / "cache" / "jvm").iterdir()] == [compiled.parent.parent.name]
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_spool_to_spark(spark, tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(lean_writer.CACHE_ENV, str(tmp_path / "a-file" / "cache"))
+    live = tmp_path / "live.duckdb"
+    with attach(spark, db=live) as handle:
+        spark.range(0, 10, 1, 2).count()
+        assert handle.flush()
+    assert handle.stats.spool_writer.startswith("spark (") and "a-file" in handle.stats.spool_writer
+    assert len(_task_ends(live)) >= 2
