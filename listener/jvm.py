@@ -2,8 +2,9 @@
 
 The serialising is left to Spark itself: its own ``EventLoggingListener`` (the lean subclass of
 ``lean_writer`` where the JVM compiles it), constructed here and put on a dedicated listener-bus
-queue, writes every event as event-log JSON into a spool file the capture owns. Spark's listener bus therefore never waits on Python (a py4j round trip
-per event costs tens of microseconds and stretched a 20,000-task job by a third).
+queue, writes every event as event-log JSON into a spool file the capture owns. Spark's listener
+bus therefore never waits on Python (a py4j round trip per event costs tens of microseconds and
+stretched a 20,000-task job by a third).
 """
 
 from __future__ import annotations
