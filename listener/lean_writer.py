@@ -46,7 +46,7 @@ def lean_listener_class(sc):
     except LeanWriterUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - py4j raises its own errors for a JVM exception
-        raise LeanWriterUnavailable(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from exc
+        raise LeanWriterUnavailable(_first_line(exc)) from exc
 
 
 def _class(sc):
@@ -101,4 +101,10 @@ def new_lean_listener(sc, cls, app_id, attempt, uri, conf, hadoop_conf):
     try:
         return cls.getConstructors()[0].newInstance(args)
     except Exception as exc:  # noqa: BLE001 - py4j raises its own errors for a JVM exception
-        raise LeanWriterUnavailable(f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}") from exc
+        raise LeanWriterUnavailable(_first_line(exc)) from exc
+
+
+def _first_line(exc: Exception) -> str:
+    """An error as one line: its type and the first line of its message (py4j's hold the whole
+    Java stack trace)."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
