@@ -51,7 +51,7 @@ from commitsleuth.forensics.paths import enrich
 from commitsleuth.ingest.eventlog_fast import FastEventLog
 from commitsleuth.listener.hooks import HooksListener
 from commitsleuth.listener.inventory import Lister
-from commitsleuth.listener.jvm import SpoolWriter, extend_sql_redaction, spool_root
+from commitsleuth.listener.jvm import DRAIN_MS, SpoolWriter, extend_sql_redaction, spool_root
 from commitsleuth.listener.tail import SpoolTail
 from commitsleuth.model import Event, events_to_arrow
 from commitsleuth.parsers.base import ParseStats, SourceContext
@@ -187,6 +187,12 @@ class LiveCapture:
     # -- public ----------------------------------------------------------------------------
     def flush(self, timeout: float = 30.0) -> bool:
         """Write everything Spark has emitted so far; True when nothing is left pending."""
+        # Outside the lock: the hooks' queue, drained too, calls back into this capture.
+        self.spool.drain(min(timeout, DRAIN_MS / 1000))
+        return self._load_all(timeout)
+
+    def _load_all(self, timeout: float) -> bool:
+        """What flush() does once the bus has delivered what was posted."""
         deadline = time.monotonic() + timeout
         with self._lock:
             self._flush_jvm()
@@ -277,8 +283,9 @@ class LiveCapture:
         self._wake.set()
 
     def on_application_end(self) -> None:
-        """Spark is stopping: take everything now, within a bounded time, and let go."""
-        self._guard(lambda: self.flush(timeout=5.0))
+        """Spark is stopping: take everything now, within a bounded time, and let go. Called on
+        the hooks' queue, which a drain of the bus would wait for."""
+        self._guard(lambda: self._load_all(timeout=5.0))
 
     def _at_exit(self) -> None:
         self._guard(lambda: self.detach(timeout=10.0))

@@ -94,6 +94,16 @@ class SpoolWriter:
         self.path.chmod(0o600)
         self.attached = True
 
+    def drain(self, seconds: float) -> None:
+        """Wait, at most ``seconds``, until Spark's listener bus has delivered what was posted:
+        a job's end is posted before the job returns but written by our queue's thread later."""
+        if not self.attached or seconds <= 0:
+            return
+        try:
+            self.bus.waitUntilEmpty(int(seconds * 1000))
+        except Exception:  # noqa: BLE001 - a listener elsewhere keeps the bus busy: go anyway
+            pass
+
     def flush(self) -> None:
         """Push Spark's buffered lines to the file (the writer flushes only at stage/job ends)."""
         self._print_writer.flush()
@@ -102,13 +112,10 @@ class SpoolWriter:
         """Off the bus, buffers flushed and the file closed; the spool stays for the tailer."""
         if not self.attached:
             return
-        self.attached = False
         # What Spark posted before detach (a SQL execution's end, just before the write
         # returned) may still wait in our queue: a removed listener would never get it.
-        try:
-            self.bus.waitUntilEmpty(DRAIN_MS)
-        except Exception:  # noqa: BLE001 - a listener elsewhere keeps the bus busy: go anyway
-            pass
+        self.drain(DRAIN_MS / 1000)
+        self.attached = False
         self.bus.removeListener(self.listener)
         self.flush()
         self._print_writer.flush()
