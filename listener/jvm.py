@@ -71,19 +71,11 @@ class SpoolWriter:
                 conf.set(key, "")
         uri = self.jvm.java.net.URI("file:" + str(directory.resolve()))
         none = self.jvm.scala.Option.apply(None)
-        self.listener, self.lean_why = None, f"{lean_writer.ENV}=0"
-        if lean_writer.enabled():
-            try:
-                cls = lean_writer.lean_listener_class(sc)
-                self.listener = lean_writer.new_lean_listener(sc, cls, sc.applicationId, none, uri, conf,
-                                                              sc._jsc.hadoopConfiguration())
-                self.lean_why = None
-            except lean_writer.LeanWriterUnavailable as exc:
-                self.lean_why = str(exc)
-        if self.listener is None:
-            self.listener = self.jvm.org.apache.spark.scheduler.EventLoggingListener(
-                sc.applicationId, none, uri, conf, sc._jsc.hadoopConfiguration()
-            )
+        args = (sc.applicationId, none, uri, conf, sc._jsc.hadoopConfiguration())
+        try:
+            self.listener, self.lean_why = lean_writer.new_lean_listener(sc, *args), None
+        except lean_writer.LeanWriterUnavailable as exc:
+            self.listener, self.lean_why = self.jvm.org.apache.spark.scheduler.EventLoggingListener(*args), str(exc)
         self.listener.start()
         self.bus.addToQueue(self.listener, SPOOL_QUEUE)
         self._print_writer = self.listener.logWriter().writer().get()
@@ -118,7 +110,6 @@ class SpoolWriter:
         self.attached = False
         self.bus.removeListener(self.listener)
         self.flush()
-        self._print_writer.flush()
 
 
 def extend_sql_redaction(session) -> None:

@@ -92,8 +92,12 @@ def _compile(jvm, gateway, classes: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def new_lean_listener(sc, cls, app_id, attempt, uri, conf, hadoop_conf):
-    """An instance of the lean writer: the same arguments as Spark's EventLoggingListener."""
+def new_lean_listener(sc, app_id, attempt, uri, conf, hadoop_conf):
+    """An instance of the lean writer: the same arguments as Spark's EventLoggingListener.
+    ``LeanWriterUnavailable`` when it is turned off (``ENV``) or cannot be had."""
+    if not enabled():
+        raise LeanWriterUnavailable(f"{ENV}=0")
+    cls = lean_listener_class(sc)
     gateway = sc._gateway
     args = gateway.new_array(sc._jvm.java.lang.Object, 5)
     for i, value in enumerate((app_id, attempt, uri, conf, hadoop_conf)):
