@@ -1,6 +1,6 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--spark-writer] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
@@ -8,7 +8,12 @@ first: pairs come in ABBA blocks (baseline first, then commitsleuth first), so a
 drifts linearly over a block weighs on both columns alike. Each run has a driver of its own (a
 fresh Python process and JVM): 20,000-task jobs run one after another in one session slow down
 steadily (29 -> 58 s over five bare jobs, most of it kernel time), so a later run would pay for
-the earlier ones. Every run's driver is warmed up alike before the window: a 2,000-task job bare,
+the earlier ones. Spark's local directory (``spark.local.dir``: the job's shuffle files, two per
+task) is on tmpfs (``/dev/shm``) for every variant unless ``--local-dir`` names another: on the
+box's ext4 ``/tmp``, creating a run's 40,000 files scanned the inode bitmap past every inode
+deleted in the last 30 s (``recently_deleted`` in ``__ext4_new_inode``: a quarter of the JVM's
+samples under ``perf``), the previous run's and the warm-up's files among them, so a bare job's
+kernel time swung 8-14 s from run to run with how recently the run before it ended. Every run's driver is warmed up alike before the window: a 2,000-task job bare,
 then the same bare and captured, both timed. What the capture costs the first time in a driver
 (the JVM loading and compiling its event log writer, commitsleuth's imports, DuckDB's JSON
 extension: a few seconds of CPU, once per application) is printed apart, so the window holds
@@ -40,6 +45,7 @@ import gc
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -135,6 +141,13 @@ def collect(spark) -> int:
     return (rt.totalMemory() - rt.freeMemory()) >> 20
 
 
+def filesystem(path: str) -> str:
+    """The type of the filesystem ``path`` is on (``df --output=fstype``), or "unknown"."""
+    proc = subprocess.run(["df", "--output=fstype", path], capture_output=True, text=True)
+    lines = proc.stdout.split()
+    return lines[-1] if proc.returncode == 0 and len(lines) > 1 else "unknown"
+
+
 def run_job(spark, tasks: int) -> float:
     t0 = time.perf_counter()
     spark.range(0, tasks, 1, tasks).count()
@@ -164,10 +177,13 @@ def drift(name: str, base: list[float]) -> str:
                if within else ""))
 
 
-def session():
-    spark = (SparkSession.builder.master("local[2]").appName("listener-overhead")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1").getOrCreate())
+def session(local_dir: str | None = None):
+    builder = (SparkSession.builder.master("local[2]").appName("listener-overhead")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.host", "127.0.0.1"))
+    if local_dir:
+        builder = builder.config("spark.local.dir", local_dir)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -223,13 +239,13 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
     return out
 
 
-def one_run(variant: str, tasks: int, tmp: Path) -> None:
+def one_run(variant: str, tasks: int, tmp: Path, local_dir: str | None) -> None:
     """``--run``: a fresh driver warmed up alike for every variant, then the measured run,
     printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), the
     same again bare and once captured, both timed: what the capture costs the first time in a
     driver (the JVM's class loading and compiling of its event log writer, commitsleuth's
     imports, DuckDB's JSON extension) is printed, and stays out of the measured window."""
-    spark = session()
+    spark = session(local_dir)
     try:
         run_job(spark, 2000)
         first = {}
@@ -243,9 +259,10 @@ def one_run(variant: str, tasks: int, tmp: Path) -> None:
         spark.stop()
 
 
-def in_fresh_driver(variant: str, tasks: int, tmp: Path) -> dict:
+def in_fresh_driver(variant: str, tasks: int, tmp: Path, local_dir: str) -> dict:
     env = dict(os.environ, **({lean_writer.ENV: "0"} if variant == "spark-writer" else {}))
-    proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks), "--tmp", str(tmp)],
+    proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks), "--tmp", str(tmp),
+                           "--local-dir", local_dir],
                           capture_output=True, text=True, timeout=1800, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"the {variant} run failed:\n{proc.stderr[-3000:]}")
@@ -256,6 +273,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
+    ap.add_argument("--local-dir", help="Spark's local directory (shuffle files) for every run "
+                    "(default: a fresh one on /dev/shm, else under the system's temporary directory)")
     ap.add_argument("--spark-writer", action="store_true", help="also commitsleuth with Spark's own spool writer")
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
@@ -264,9 +283,12 @@ def main() -> None:
     ap.add_argument("--tmp", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run:
-        one_run(args.run, args.tasks, Path(args.tmp))
+        one_run(args.run, args.tasks, Path(args.tmp), args.local_dir)
         return
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
+    local_dir = args.local_dir or tempfile.mkdtemp(prefix="listener-bench-spark-",
+                                                   dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    print(f"Spark's local directory: {local_dir} ({filesystem(local_dir)})", flush=True)
     started = time.monotonic()
     variants = (["none", "commitsleuth"] + ["spark-writer"] * args.spark_writer + ["hooks"] * args.hooks + ["naive"] * args.naive
                 + ["spool-only"] * args.spool_only)
@@ -280,7 +302,7 @@ def main() -> None:
               flush=True)
         order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
         for variant in order:
-            r = in_fresh_driver(variant, args.tasks, tmp / f"{variant}-{pair}")  # measure() makes it
+            r = in_fresh_driver(variant, args.tasks, tmp / f"{variant}-{pair}", local_dir)  # measure() makes it
             times[variant].append(r["wall"])
             cpu[variant].append(r["cpu"])
             if r["captured"]:
@@ -293,7 +315,7 @@ def main() -> None:
                   flush=True)
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs, "
-          f"each run in a fresh driver")
+          f"each run in a fresh driver, Spark's local directory on {filesystem(local_dir)}")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
           f"cpu median {statistics.median(cpu['none']):7.2f} s")
     for variant in variants[1:]:
@@ -314,6 +336,8 @@ def main() -> None:
         print(f"events Spark dropped with {variant}: {dropped.get(variant) or 'none'}")
     print(f"{time.monotonic() - started:.0f} s in all; "
           + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    if not args.local_dir:
+        shutil.rmtree(local_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
