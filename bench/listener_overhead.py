@@ -1,6 +1,6 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--warm-up-tasks N] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
@@ -13,11 +13,14 @@ task) is on tmpfs (``/dev/shm``) for every variant unless ``--local-dir`` names 
 box's ext4 ``/tmp``, creating a run's 40,000 files scanned the inode bitmap past every inode
 deleted in the last 30 s (``recently_deleted`` in ``__ext4_new_inode``: a quarter of the JVM's
 samples under ``perf``), the previous run's and the warm-up's files among them, so a bare job's
-kernel time swung 8-14 s from run to run with how recently the run before it ended. Every run's driver is warmed up alike before the window: a 2,000-task job bare,
-then the same bare and captured, both timed. What the capture costs the first time in a driver
-(the JVM loading and compiling its event log writer, commitsleuth's imports, DuckDB's JSON
-extension: a few seconds of CPU, once per application) is printed apart, so the window holds
-what it costs a job in a running application. Before the window both heaps' garbage is
+kernel time swung 8-14 s from run to run with how recently the run before it ended. Every
+run's driver is warmed up alike before the window: a 2,000-task job bare, then a job of
+``--warm-up-tasks`` (by default as many as the measured job's) bare and one captured, both
+timed. What the capture costs the first time in a driver (the JVM loading and compiling its
+event log writer, commitsleuth's imports, DuckDB's JSON extension: a few seconds of CPU, once
+per application) is printed apart, so the window holds what it costs a job in a running
+application: after 2,000-task warm-ups the JIT compiler threads still took 7-10 s of a 20,000-task
+window's 31-38 CPU-s (Spark's code as much as the capture's), after 20,000-task ones 0.8-1.1 s. Before the window both heaps' garbage is
 collected. ``--spark-writer`` adds commitsleuth with Spark's own EventLoggingListener writing the
 spool (``COMMITSLEUTH_LEAN_SPOOL=0``) instead of the lean writer, to tell the two apart in one
 run; each captured run prints which writer wrote its spool. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
@@ -239,18 +242,19 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
     return out
 
 
-def one_run(variant: str, tasks: int, tmp: Path, local_dir: str | None) -> None:
+def one_run(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str | None) -> None:
     """``--run``: a fresh driver warmed up alike for every variant, then the measured run,
-    printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), the
-    same again bare and once captured, both timed: what the capture costs the first time in a
-    driver (the JVM's class loading and compiling of its event log writer, commitsleuth's
-    imports, DuckDB's JSON extension) is printed, and stays out of the measured window."""
+    printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), then
+    a ``warm_up``-task job bare and one captured, both timed: what the capture costs the first
+    time in a driver (the JVM's class loading and compiling of its event log writer,
+    commitsleuth's imports, DuckDB's JSON extension) is printed, and stays out of the measured
+    window, and the JIT has compiled the job's and the capture's code before it."""
     spark = session(local_dir)
     try:
         run_job(spark, 2000)
         first = {}
         for name in ("none", "commitsleuth"):
-            warm = measure(spark, name, 2000, tmp / f"warm-up-{name}")
+            warm = measure(spark, name, warm_up, tmp / f"warm-up-{name}")
             first[name] = (warm["wall"], warm["cpu"])
         result = measure(spark, variant, tasks, tmp)
         result["first_capture"] = [first["commitsleuth"][k] - first["none"][k] for k in (0, 1)]
@@ -259,10 +263,10 @@ def one_run(variant: str, tasks: int, tmp: Path, local_dir: str | None) -> None:
         spark.stop()
 
 
-def in_fresh_driver(variant: str, tasks: int, tmp: Path, local_dir: str) -> dict:
+def in_fresh_driver(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str) -> dict:
     env = dict(os.environ, **({lean_writer.ENV: "0"} if variant == "spark-writer" else {}))
-    proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks), "--tmp", str(tmp),
-                           "--local-dir", local_dir],
+    proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks),
+                           "--warm-up-tasks", str(warm_up), "--tmp", str(tmp), "--local-dir", local_dir],
                           capture_output=True, text=True, timeout=1800, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"the {variant} run failed:\n{proc.stderr[-3000:]}")
@@ -273,6 +277,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
+    ap.add_argument("--warm-up-tasks", type=int, help="tasks of each driver's timed warm-up jobs, a bare one "
+                    "and a captured one (default: --tasks)")
     ap.add_argument("--local-dir", help="Spark's local directory (shuffle files) for every run "
                     "(default: a fresh one on /dev/shm, else under the system's temporary directory)")
     ap.add_argument("--spark-writer", action="store_true", help="also commitsleuth with Spark's own spool writer")
@@ -283,8 +289,9 @@ def main() -> None:
     ap.add_argument("--tmp", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run:
-        one_run(args.run, args.tasks, Path(args.tmp), args.local_dir)
+        one_run(args.run, args.tasks, args.warm_up_tasks, Path(args.tmp), args.local_dir)
         return
+    warm_up = args.warm_up_tasks or args.tasks
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
     local_dir = args.local_dir or tempfile.mkdtemp(prefix="listener-bench-spark-",
                                                    dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -296,13 +303,13 @@ def main() -> None:
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     captured: dict[str, list[str]] = {v: [] for v in variants[1:]}
     dropped: dict[str, dict[str, int]] = {}
-    first: list[list[float]] = []  # per run: a 2,000-task job captured minus bare, in its warm-up
+    first: list[list[float]] = []  # per run: the warm-up job captured minus bare
     for pair in range(args.pairs):
         print(f"pair {pair + 1}: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
               flush=True)
         order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
         for variant in order:
-            r = in_fresh_driver(variant, args.tasks, tmp / f"{variant}-{pair}", local_dir)  # measure() makes it
+            r = in_fresh_driver(variant, args.tasks, warm_up, tmp / f"{variant}-{pair}", local_dir)  # measure() makes it
             times[variant].append(r["wall"])
             cpu[variant].append(r["cpu"])
             if r["captured"]:
@@ -315,7 +322,8 @@ def main() -> None:
                   flush=True)
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs, "
-          f"each run in a fresh driver, Spark's local directory on {filesystem(local_dir)}")
+          f"each run in a fresh driver warmed up by {warm_up:,}-task jobs, Spark's local directory on "
+          f"{filesystem(local_dir)}")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
           f"cpu median {statistics.median(cpu['none']):7.2f} s")
     for variant in variants[1:]:
@@ -327,7 +335,7 @@ def main() -> None:
             if per_block:
                 print(f"{'':16s} extra, {name} per ABBA block (sums): {', '.join(f'{r:.3f}' for r in per_block)}"
                       f" (median {statistics.median(per_block):.3f})")
-    print(f"outside the window, the first capture in a fresh driver (a 2,000-task job captured minus bare, "
+    print(f"outside the window, the first capture in a fresh driver (a {warm_up:,}-task job captured minus bare, "
           f"median of {len(first)} drivers): wall +{statistics.median(f[0] for f in first):.2f} s, "
           f"cpu +{statistics.median(f[1] for f in first):.2f} s")
     print(f"drift: {drift('wall', times['none'])}")
