@@ -14,13 +14,15 @@ box's ext4 ``/tmp``, creating a run's 40,000 files scanned the inode bitmap past
 deleted in the last 30 s (``recently_deleted`` in ``__ext4_new_inode``: a quarter of the JVM's
 samples under ``perf``), the previous run's and the warm-up's files among them, so a bare job's
 kernel time swung 8-14 s from run to run with how recently the run before it ended. Every
-run's driver is warmed up alike before the window: a 2,000-task job bare, then a job of
-``--warm-up-tasks`` (by default as many as the measured job's) bare and one captured, both
-timed. What the capture costs the first time in a driver (the JVM loading and compiling its
-event log writer, commitsleuth's imports, DuckDB's JSON extension: a few seconds of CPU, once
-per application) is printed apart, so the window holds what it costs a job in a running
-application: after 2,000-task warm-ups the JIT compiler threads still took 7-10 s of a 20,000-task
-window's 31-38 CPU-s (Spark's code as much as the capture's), after 20,000-task ones 0.8-1.1 s. Before the window both heaps' garbage is
+run's driver is warmed up alike before the window: a 2,000-task job bare, then the same bare
+and captured, both timed, then a job of ``--warm-up-tasks`` (by default as many as the measured
+job's) bare and one captured, untimed. What the capture costs the first time in a driver (the
+JVM loading and compiling its event log writer, commitsleuth's imports, DuckDB's JSON extension:
+a few seconds of CPU, once per application) is printed apart (the two timed 2,000-task jobs),
+so the window holds what it costs a job in a running application; the larger jobs bring the
+JIT to its steady state first: after 2,000-task warm-ups alone the JIT compiler threads still
+took 7-10 s of a 20,000-task window's 31-38 CPU-s (Spark's code as much as the capture's),
+after 20,000-task ones 0.4-1.3 s. Before the window both heaps' garbage is
 collected. ``--spark-writer`` adds commitsleuth with Spark's own EventLoggingListener writing the
 spool (``COMMITSLEUTH_LEAN_SPOOL=0``) instead of the lean writer, to tell the two apart in one
 run; each captured run prints which writer wrote its spool. ``--hooks`` adds commitsleuth with its optional Python listener (one py4j callback per
@@ -244,18 +246,22 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
 
 def one_run(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str | None) -> None:
     """``--run``: a fresh driver warmed up alike for every variant, then the measured run,
-    printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), then
-    a ``warm_up``-task job bare and one captured, both timed: what the capture costs the first
-    time in a driver (the JVM's class loading and compiling of its event log writer,
-    commitsleuth's imports, DuckDB's JSON extension) is printed, and stays out of the measured
-    window, and the JIT has compiled the job's and the capture's code before it."""
+    printed as one JSON line. The warm-up: a 2,000-task job bare (Spark's classes loaded), the
+    same again bare and once captured, both timed: what the capture costs the first time in a
+    driver (the JVM's class loading and compiling of its event log writer, commitsleuth's
+    imports, DuckDB's JSON extension) is printed, and stays out of the measured window; then a
+    ``warm_up``-task job bare and one captured, untimed, so the JIT has compiled the job's and
+    the capture's code before the window."""
     spark = session(local_dir)
     try:
         run_job(spark, 2000)
         first = {}
         for name in ("none", "commitsleuth"):
-            warm = measure(spark, name, warm_up, tmp / f"warm-up-{name}")
+            warm = measure(spark, name, 2000, tmp / f"warm-up-{name}")
             first[name] = (warm["wall"], warm["cpu"])
+        if warm_up:
+            for name in ("none", "commitsleuth"):
+                measure(spark, name, warm_up, tmp / f"steady-{name}")
         result = measure(spark, variant, tasks, tmp)
         result["first_capture"] = [first["commitsleuth"][k] - first["none"][k] for k in (0, 1)]
         print(json.dumps(result), flush=True)
@@ -277,8 +283,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
-    ap.add_argument("--warm-up-tasks", type=int, help="tasks of each driver's timed warm-up jobs, a bare one "
-                    "and a captured one (default: --tasks)")
+    ap.add_argument("--warm-up-tasks", type=int, help="tasks of each driver's last warm-up jobs, a bare one "
+                    "and a captured one, that bring the JIT to its steady state (default: --tasks; 0: none)")
     ap.add_argument("--local-dir", help="Spark's local directory (shuffle files) for every run "
                     "(default: a fresh one on /dev/shm, else under the system's temporary directory)")
     ap.add_argument("--spark-writer", action="store_true", help="also commitsleuth with Spark's own spool writer")
@@ -291,7 +297,7 @@ def main() -> None:
     if args.run:
         one_run(args.run, args.tasks, args.warm_up_tasks, Path(args.tmp), args.local_dir)
         return
-    warm_up = args.warm_up_tasks or args.tasks
+    warm_up = args.tasks if args.warm_up_tasks is None else args.warm_up_tasks
     tmp = Path(tempfile.mkdtemp(prefix="listener-bench-"))
     local_dir = args.local_dir or tempfile.mkdtemp(prefix="listener-bench-spark-",
                                                    dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -303,7 +309,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     captured: dict[str, list[str]] = {v: [] for v in variants[1:]}
     dropped: dict[str, dict[str, int]] = {}
-    first: list[list[float]] = []  # per run: the warm-up job captured minus bare
+    first: list[list[float]] = []  # per run: a 2,000-task job captured minus bare, in its warm-up
     for pair in range(args.pairs):
         print(f"pair {pair + 1}: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
               flush=True)
@@ -322,7 +328,7 @@ def main() -> None:
                   flush=True)
     print()
     print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs, "
-          f"each run in a fresh driver warmed up by {warm_up:,}-task jobs, Spark's local directory on "
+          f"each run in a fresh driver warmed up by {warm_up:,}-task jobs too, Spark's local directory on "
           f"{filesystem(local_dir)}")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
           f"cpu median {statistics.median(cpu['none']):7.2f} s")
@@ -335,7 +341,7 @@ def main() -> None:
             if per_block:
                 print(f"{'':16s} extra, {name} per ABBA block (sums): {', '.join(f'{r:.3f}' for r in per_block)}"
                       f" (median {statistics.median(per_block):.3f})")
-    print(f"outside the window, the first capture in a fresh driver (a {warm_up:,}-task job captured minus bare, "
+    print(f"outside the window, the first capture in a fresh driver (a 2,000-task job captured minus bare, "
           f"median of {len(first)} drivers): wall +{statistics.median(f[0] for f in first):.2f} s, "
           f"cpu +{statistics.median(f[1] for f in first):.2f} s")
     print(f"drift: {drift('wall', times['none'])}")
