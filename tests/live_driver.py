@@ -3,6 +3,7 @@
     python live_driver.py rig MASTER_URL WORKDIR   # speculative double write + protected write
     python live_driver.py sigkill DB               # jobs until the test SIGKILLs this process
     python live_driver.py stop DB                  # a job, spark.stop() and exit, never detached
+    python live_driver.py stop-hooks DB            # the same with hooks=True, read before exit
     python live_driver.py recover DB EVENTLOG_DIR  # sigkill, with Spark's own event log written too
 
 A driver process is needed because one Python process holds one SparkContext (the tests'
@@ -98,6 +99,26 @@ def stop_without_detach(db: str) -> None:
     say(stopped=time.time())
 
 
+def stop_with_hooks(db: str) -> None:
+    """hooks=True: Spark's application end, delivered by spark.stop() to the Python listener,
+    loads everything; what the store holds is read before exit, which then skips the atexit
+    path (os._exit), so only the hook can have written it."""
+    import os
+
+    from commitsleuth.store import Store
+
+    spark = (SparkSession.builder.master("local[2]").appName("commitsleuth-stop-hooks")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .getOrCreate())
+    attach(spark, db=db, interval=60.0, max_wait=60.0, hooks=True)  # no timed load
+    spark.range(0, 100, 1, 5).count()
+    spark.stop()
+    with Store(db, read_only=True) as store:
+        kinds = dict(store.con.execute("SELECT kind, count(*) FROM events GROUP BY kind").fetchall())
+    say(kinds=kinds)
+    os._exit(0)
+
+
 # Secrets a user leaves in the session conf and in job descriptions (tests/test_redaction_live.py).
 CONF_SECRETS = {
     "spark.hadoop.fs.azure.account.key.acct.dfs.core.windows.net": "LiveAzureKey01",
@@ -134,4 +155,4 @@ def secrets(workdir: str) -> None:
 
 if __name__ == "__main__":
     {"rig": rig, "sigkill": sigkill, "recover": recover, "stop": stop_without_detach,
-     "secrets": secrets}[sys.argv[1]](*sys.argv[2:])
+     "stop-hooks": stop_with_hooks, "secrets": secrets}[sys.argv[1]](*sys.argv[2:])

@@ -347,6 +347,39 @@ def test_spark_stop_and_exit_without_detach_neither_hang_nor_lose_events(tmp_pat
     assert rows(db, "SELECT status FROM sources WHERE kind = 'live'") == [("ok",)]
 
 
+def test_with_hooks_a_job_end_loads_at_once_and_detach_takes_both_listeners_off(spark, db_path):
+    """hooks=True: the Python listener's onJobEnd wakes the capture's thread, so the job's events
+    reach the store without a flush, long before the timed load (a minute away here)."""
+    spark.range(1).count()
+    before = bus_listeners(spark)
+    handle = attach(spark, db=db_path, interval=60.0, max_wait=60.0, hooks=True)
+    try:
+        assert bus_listeners(spark) == before + 2  # the spool writer and the Python listener
+        spark.range(0, 60, 1, 6).count()
+        stored, deadline = [], time.monotonic() + 20
+        while not stored and time.monotonic() < deadline:
+            time.sleep(0.5)
+            try:
+                stored = rows(db_path, "SELECT count(*) FROM events WHERE kind = 'job_end' HAVING count(*) > 0")
+            except Exception:  # noqa: BLE001 - not created yet, or locked by a load just now
+                stored = []
+        assert stored, "the job's end reached the store without a flush"
+        assert handle.stats.loads >= 1 and handle.stats.errors == 0
+    finally:
+        handle.detach()
+    assert bus_listeners(spark) == before
+
+
+def test_with_hooks_spark_stop_loads_everything_before_the_driver_exits(tmp_path):
+    db = tmp_path / "stopped-hooks.duckdb"
+    proc = subprocess.run([sys.executable, str(DRIVER), "stop-hooks", str(db)], capture_output=True, text=True,
+                          timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    kinds = json.loads(proc.stdout.strip().splitlines()[-1])["kinds"]
+    assert kinds.get("app_end") == 1, kinds
+    assert kinds["job_end"] == kinds["job_start"] >= 1 and kinds["attempt_end"] >= 5
+
+
 @pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
                     reason="Hadoop's manifest committer ships with Hadoop 3.3.5+, PySpark 4+")
 def test_a_committers_success_manifest_is_read_and_names_the_committed_write_job(spark, tmp_path):
