@@ -10,10 +10,10 @@ fresh Python process and JVM): 20,000-task jobs run one after another in one ses
 steadily (29 -> 58 s over five bare jobs, most of it kernel time), so a later run would pay for
 the earlier ones. Spark's local directory (``spark.local.dir``: the job's shuffle files, two per
 task) is on tmpfs (``/dev/shm``) for every variant unless ``--local-dir`` names another: on the
-box's ext4 ``/tmp``, creating a run's 40,000 files scanned the inode bitmap past every inode
-deleted in the last 30 s (``recently_deleted`` in ``__ext4_new_inode``: a quarter of the JVM's
-samples under ``perf``), the previous run's 40,000 among them, so a bare job's kernel time
-swung 8-14 s from run to run with how recently the run before it ended. Every
+box's ext4 ``/tmp``, creating a run's 40,000 files passed over the inodes deleted recently
+(``recently_deleted`` in ``__ext4_new_inode``: a quarter of the JVM's samples under ``perf``),
+the previous run's 40,000 among them, so a bare job's kernel time swung 8-14 s from run to run
+with how recently the run before it ended. Every
 run's driver is warmed up alike before the window: a 2,000-task job bare, then the same bare
 and captured, both timed, then a job of ``--warm-up-tasks`` (by default as many as the measured
 job's) bare and one captured, untimed. What the capture costs the first time in a driver (the
