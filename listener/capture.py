@@ -77,6 +77,10 @@ LOAD_BLOCK = 16 << 20  # bytes of held lines joined into one call of the fast pa
 BATCH = 20_000  # events per store write when the spool has a backlog
 MAX_PENDING = 50_000  # decoded events held while the store is locked; beyond, the spool waits
 _SQL_EXECUTIONS = pa.array(["query_start", "query_end"])
+# How Spark's writer starts the application's end in the spool (its last line), and how much of
+# the spool's end is read to find it.
+APP_END_LINE = b'{"Event":"SparkListenerApplicationEnd"'
+SPOOL_TAIL_BYTES = 4096
 SPOOL_CHUNK = 4 << 20  # bytes read from the spool at a time
 # Each load's commit is a checkpoint that writes its rows as a row group of their own; DuckDB's
 # vacuum at a checkpoint then merges the small row groups before them, rewriting and
@@ -284,8 +288,23 @@ class LiveCapture:
 
     def on_application_end(self) -> None:
         """Spark is stopping: take everything now, within a bounded time, and let go. Called on
-        the hooks' queue, which a drain of the bus would wait for."""
+        the hooks' queue, which a drain of the bus would wait for; Spark's writer puts the
+        application's end into the spool on a queue of its own, which may not have got there yet,
+        so the load first waits (as boundedly) until the spool's last lines hold it."""
+        self._guard(lambda: self._await_spool(APP_END_LINE, timeout=5.0))
         self._guard(lambda: self._load_all(timeout=5.0))
+
+    def _await_spool(self, marker: bytes, timeout: float) -> None:
+        """Until the spool's last lines hold ``marker``, or ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                self._flush_jvm()
+            with open(self.spool.path, "rb") as fh:
+                fh.seek(max(0, fh.seek(0, os.SEEK_END) - SPOOL_TAIL_BYTES))
+                if marker in fh.read() or time.monotonic() >= deadline:
+                    return
+            time.sleep(0.05)
 
     def _at_exit(self) -> None:
         self._guard(lambda: self.detach(timeout=10.0))
