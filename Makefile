@@ -19,12 +19,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Spark (live capture, event logs through the JVM, the Spark engine) needs Java 17 or newer.
+# Spark (live capture, event logs through the JVM, the Spark engine) needs Java 17 or newer. A
+# JDK rather than a JRE: live capture compiles its lean spool writer with the JVM's own compiler
+# (with a JRE, Spark's own writer writes the spool, which costs the job more).
 check-java:
 	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1); \
 	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
 	  echo "Java 17 or newer is needed for the Spark parts (found: $${v:-none})."; \
-	  echo "  Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless"; \
+	  echo "  Debian/Ubuntu: sudo apt-get install openjdk-17-jdk-headless"; \
 	  echo "  macOS:         brew install openjdk@17"; \
 	  echo "  elsewhere:     https://adoptium.net, then put its bin/ on PATH or set JAVA_HOME"; \
 	  exit 1; \
