@@ -56,12 +56,22 @@ def _class(sc):
     key = hashlib.sha256(b"\0".join([source, sc.version.encode(), system.getProperty("java.version").encode(),
                                      system.getProperty("java.class.path").encode()])).hexdigest()[:20]
     classes = cache_root() / "jvm" / key
+    held = _LOADED.get(str(classes))
+    if held is not None and held[0] is gateway:
+        return held[1]
     if not (classes / "commitsleuth" / "LeanEventLoggingListener.class").is_file():
         _compile(jvm, gateway, classes)
     urls = gateway.new_array(jvm.java.net.URL, 1)
     urls[0] = jvm.java.io.File(str(classes)).toURI().toURL()
     parent = sc._jsc.sc().getClass().getClassLoader()
-    return jvm.java.net.URLClassLoader(urls, parent).loadClass(CLASS)
+    loaded = jvm.java.net.URLClassLoader(urls, parent).loadClass(CLASS)
+    _LOADED[str(classes)] = (gateway, loaded)
+    return loaded
+
+
+# The class as loaded, per JVM (its py4j gateway) and compiled classes: a driver that attaches
+# again gets the class its JVM has loaded, not one more copy of it in one more class loader.
+_LOADED: dict[str, tuple[object, object]] = {}  # compiled classes -> (gateway, class)
 
 
 def _compile(jvm, gateway, classes: Path) -> None:

@@ -93,13 +93,14 @@ def test_a_jvm_without_a_compiler_leaves_the_spool_to_spark(spark, tmp_path, mon
     assert len(_task_ends(live)) >= 2
 
 
-def test_the_lean_writer_is_compiled_once_into_the_cache(spark, tmp_path, monkeypatch):
+def test_the_lean_writer_is_compiled_once_into_the_cache_and_loaded_once_per_jvm(spark, tmp_path, monkeypatch):
     monkeypatch.setenv(lean_writer.CACHE_ENV, str(tmp_path / "cache"))
     cls = lean_writer.lean_listener_class(spark.sparkContext)
     (compiled,) = (tmp_path / "cache" / "jvm").glob("*/commitsleuth/LeanEventLoggingListener.class")
     before = compiled.stat().st_mtime_ns
     again = lean_writer.lean_listener_class(spark.sparkContext)
     assert cls.getName() == again.getName() == lean_writer.CLASS
+    assert again.equals(cls)  # the class this JVM loaded, not a copy in a new class loader
     assert compiled.stat().st_mtime_ns == before
     assert [p.name for p in (tmp_path / "cache" / "jvm").iterdir()] == [compiled.parent.parent.name]
 
