@@ -307,10 +307,11 @@ log, db = sys.argv[1], Path(sys.argv[2])
 db.unlink(missing_ok=True); Path(str(db) + ".wal").unlink(missing_ok=True)
 t = time.perf_counter()
 con = duckdb.connect(str(db))
-eventlog_fast._define_rows(con)
-con.execute("CREATE TEMP VIEW lines AS SELECT row_number() OVER () - 1 AS i, line, false AS secret "
-            "FROM read_csv(?, columns = {'line': 'VARCHAR'}, delim = '\\x01', quote = '', escape = '', "
-            "header = false, auto_detect = false)".replace("?", "'" + log.replace("'", "''") + "'"))
+eventlog_fast.define_rows(con)
+path = "'" + log.replace("'", "''") + "'"  # a view takes no parameters
+con.execute(f"CREATE TEMP VIEW lines AS SELECT row_number() OVER () - 1 AS i, line, false AS secret "
+            f"FROM read_csv({path}, columns = {{'line': 'VARCHAR'}}, delim = '\\x01', quote = '', escape = '', "
+            f"header = false, auto_detect = false)")
 con.execute("CREATE TABLE events AS SELECT * EXCLUDE (ident), hash(ident) AS event_key FROM event_rows() ORDER BY i")
 con.execute("CHECKPOINT")
 events = con.execute("SELECT count(*) FROM events").fetchone()[0]

@@ -321,7 +321,7 @@ SELECT i, kind,
 FROM (SELECT * FROM tasks UNION ALL SELECT * FROM stages UNION ALL SELECT * FROM jobs)
 WHERE plain
 """
-# _SQL, defined once per connection (``_define_rows``), in line order. A query's text is
+# _SQL, defined once per connection (``define_rows``), in line order. A query's text is
 # tokenised and parsed each time it runs, and this one runs once a block (and once a poll of
 # live capture's spool): the short call saves about 9 ms of CPU each time.
 _ROWS = "SELECT * FROM event_rows() ORDER BY i"
@@ -593,7 +593,7 @@ def _connection() -> tuple[str, duckdb.DuckDBPyConnection]:
         old.close()
     if con is None:
         con = duckdb.connect(config={"threads": 1})
-        _define_rows(con)
+        define_rows(con)
     return _SQL, con
 
 
@@ -617,7 +617,7 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
-def _define_rows(con: duckdb.DuckDBPyConnection) -> None:
+def define_rows(con: duckdb.DuckDBPyConnection) -> None:
     """``_SQL`` as the table macro ``event_rows()``; defining it binds it, so an empty table of
     the lines' shape stands in for them meanwhile."""
     con.register("lines", pa.table({"i": pa.array([], pa.int64()), "line": pa.array([], pa.string()),
