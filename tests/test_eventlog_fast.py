@@ -545,13 +545,13 @@ def test_the_suite_takes_the_sql_for_every_block():
 def _sql_passes(monkeypatch) -> list[int]:
     """The line counts of the blocks the SQL maps, as they happen."""
     passes: list[int] = []
-    bulk = eventlog_fast.FastEventLog._bulk
+    bulk = eventlog_fast._bulk
 
-    def counted(self, lines, secret):
+    def counted(con, lines, secret):
         passes.append(len(lines))
-        return bulk(self, lines, secret)
+        return bulk(con, lines, secret)
 
-    monkeypatch.setattr(eventlog_fast.FastEventLog, "_bulk", counted)
+    monkeypatch.setattr(eventlog_fast, "_bulk", counted)
     return passes
 
 

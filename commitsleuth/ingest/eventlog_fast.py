@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, NamedTuple
 
@@ -52,6 +53,10 @@ BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
 # directory, and a live capture's small loads, are one such block. The decoder is the
 # reference, so the table is the same either way.
 SQL_MIN_LINES = 1024
+# Blocks scanned at once (lines, trigger and SQL, each on a connection of its own) while the one
+# before them is assembled: one scan takes longer than an assembly and a store write together,
+# so with one the SQL thread set the pace and the second core idled a third of the time.
+SCANNERS = 2
 # Sets SQL_MIN_LINES (the tests set 0, so that every block any test ingests takes the SQL and
 # is checked against the decoder).
 SQL_MIN_LINES_ENV = "COMMITSLEUTH_EVENTLOG_SQL_MIN_LINES"
@@ -346,36 +351,45 @@ class FastEventLog:
 
     def tables(self, blocks: Iterable[tuple]) -> Iterator[pa.Table]:
         """Each block's events in order. What does not depend on the decoder's state (the lines,
-        the redaction trigger, the SQL) runs for block n + 1 in a thread while block n is
-        assembled here: DuckDB and Arrow release the GIL, so on two cores they overlap.
+        the redaction trigger, the SQL) runs for the next ``SCANNERS`` blocks in threads, each
+        with a connection of its own, while the block before them is assembled here: DuckDB and
+        Arrow release the GIL, so on two cores they overlap.
 
         A block may come as ``(offset, data, mark)``: while its table is handed out,
-        ``position`` is its mark (the reader's counters after it, say), since the reader is a
-        block further on by then; None once the reader's own counters are current again."""
+        ``position`` is its mark (the reader's counters after it, say), since the reader is
+        further on by then; None once the reader's own counters are current again."""
         blocks = iter(blocks)
+        cons = [(self._sql, self.con)]
         try:
-            with ThreadPoolExecutor(1, thread_name_prefix="commitsleuth-eventlog-sql") as worker:
-                scanning = None  # (the scan of the block read last, its mark)
+            with ThreadPoolExecutor(SCANNERS, thread_name_prefix="commitsleuth-eventlog-sql") as worker:
+                scanning: deque = deque()  # (the scan of a block read, its mark), in order
                 damage = None
+                read = 0
                 while True:
-                    try:
-                        block = next(blocks, None)
-                    except BaseException as exc:  # a damaged read: the block before it is kept
-                        block, damage = None, exc
-                    following = None
-                    if block is not None:
-                        following = (worker.submit(self._scan, block[0], block[1]),
-                                     block[2] if len(block) > 2 else None)
-                    if scanning is not None:
-                        self.position = scanning[1] if block is not None else None
-                        table = self._checked(scanning[0].result())
-                        if table.num_rows:
-                            yield table
-                    if damage is not None:
-                        raise damage
-                    if block is None:
+                    while damage is None and blocks is not None and len(scanning) < SCANNERS:
+                        try:
+                            block = next(blocks, None)
+                        except BaseException as exc:  # a damaged read: the blocks before it are kept
+                            block, damage = None, exc
+                        if block is None:
+                            blocks = None
+                            break
+                        # a connection is used again only once the block before on it is assembled
+                        if len(cons) <= read % SCANNERS:
+                            cons.append(_connection())
+                        con = cons[read % SCANNERS][1]
+                        read += 1
+                        scanning.append((worker.submit(self._scan, block[0], block[1], con),
+                                         block[2] if len(block) > 2 else None))
+                    if not scanning:
                         break
-                    scanning = following
+                    scan, mark = scanning.popleft()
+                    self.position = mark if scanning or blocks is not None else None
+                    table = self._checked(scan.result())
+                    if table.num_rows:
+                        yield table
+                if damage is not None:
+                    raise damage
             self.position = None
             held = self.decoder.flush()
             self.stats.events += len(held)
@@ -385,13 +399,15 @@ class FastEventLog:
             if held:
                 yield table
         finally:
+            for sql, con in cons[1:]:
+                _release(sql, con)
             self.close()
 
     # -- one block at a time (also a log that grows: live capture's spool) ----------------------
     def table(self, offset: int, data: bytes) -> pa.Table:
         """The stored events of one block of complete lines, now; the decoder's state carries to
         the next call, and ``close()`` ends. Events still held at the end are ``decoder.flush()``'s."""
-        return self._checked(self._scan(offset, data))
+        return self._checked(self._scan(offset, data, self.con))
 
     def close(self) -> None:
         if self.con is not None:
@@ -429,7 +445,7 @@ class FastEventLog:
             self._verify(table, scanned.offset, scanned.data, first)
         return table
 
-    def _scan(self, offset: int, data: bytes) -> "_Scanned":
+    def _scan(self, offset: int, data: bytes, con: duckdb.DuckDBPyConnection) -> "_Scanned":
         """The part of a block that needs none of the decoder's state: its lines and what SQL
         maps of them (None when the decoder must read the whole block)."""
         lines, starts = _lines(data)
@@ -438,7 +454,7 @@ class FastEventLog:
             # be worth a DuckDB pass
             return _Scanned(offset, data, None, starts, None)
         try:
-            bulk = self._bulk(lines, lines_may_hold_secret(data, starts, lines))
+            bulk = _bulk(con, lines, lines_may_hold_secret(data, starts, lines))
         except duckdb.Error:  # a value DuckDB cannot convert: the decoder reads the block
             bulk = None
         return _Scanned(offset, data, lines, starts, bulk)
@@ -463,18 +479,6 @@ class FastEventLog:
         self.stats.events += len(rows)
         table = self._bulk_table(bulk, rows, ts, apps, line_nos, offsets)
         return _merge(table, _raw_source(lines), rows, events, keys)
-
-    def _bulk(self, lines: pa.StringArray, secret: np.ndarray) -> pa.Table:
-        src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines,
-                        "secret": pa.array(secret)})
-        self.con.register("lines", src)
-        try:
-            # execute, not sql(): a relation binds the query once more to describe it (~12 ms a
-            # call, most of a small live load's SQL); the copy DuckDB warns about is of the
-            # mapped columns only, well under a millisecond for a 16 MB block
-            return self.con.execute(_ROWS).to_arrow_table()
-        finally:
-            self.con.unregister("lines")
 
     def _decode_others(self, lines, is_bulk, rows, bulk, line_nos, offsets):
         """The lines SQL did not map, through the decoder in order, the state it carries kept
@@ -624,6 +628,19 @@ def define_rows(con: duckdb.DuckDBPyConnection) -> None:
                                     "secret": pa.array([], pa.bool_())}))
     try:
         con.execute(f"CREATE TEMP MACRO event_rows() AS TABLE {_SQL}")
+    finally:
+        con.unregister("lines")
+
+
+def _bulk(con: duckdb.DuckDBPyConnection, lines: pa.StringArray, secret: np.ndarray) -> pa.Table:
+    src = pa.table({"i": pa.array(np.arange(len(lines), dtype=np.int64)), "line": lines,
+                    "secret": pa.array(secret)})
+    con.register("lines", src)
+    try:
+        # execute, not sql(): a relation binds the query once more to describe it (~12 ms a
+        # call, most of a small live load's SQL); the copy DuckDB warns about is of the
+        # mapped columns only, well under a millisecond for a 16 MB block
+        return con.execute(_ROWS).to_arrow_table()
     finally:
         con.unregister("lines")
 
