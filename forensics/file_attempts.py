@@ -38,29 +38,47 @@ file_ties AS (
 ATTEMPTS_LIST = "list(DISTINCT fa.who ORDER BY fa.who.label) FILTER (WHERE fa.who IS NOT NULL)"
 
 
-# A few files (a partition's timeline) need not tie every file of the store: the view's own text,
-# run over those files and the files of their write jobs, and over the attempts of their
-# applications (or of the executions writing their locations) only.
-_FEW = """WITH ids AS (SELECT unnest($ids::BIGINT[]) AS id),
-few_apps AS (
-    SELECT app_id FROM events WHERE event_id IN (SELECT id FROM ids) AND app_id IS NOT NULL
+# A few files (a partition's timeline) need not tie every file of the store: the views' own text,
+# run over those files and the files of their write jobs, and over the events of those files'
+# applications (and of the executions writing their locations) only. Those applications and
+# write jobs are looked up first and the views narrowed by them in their own text, as constant
+# lists: the attempts' view finds each attempt's first end by a GROUP BY over every attempt end
+# of the store, which neither a filter outside it nor a join with a subquery's few rows reaches.
+_FEW_UUIDS = "SELECT list(DISTINCT write_uuid) FROM events WHERE event_id IN (SELECT unnest($ids))"
+_FEW_APPS = """
+WITH few AS (
+    SELECT app_id, location FROM events WHERE event_id IN (SELECT unnest($ids))
+    UNION ALL
+    SELECT app_id, location FROM events WHERE list_contains($uuids, write_uuid)
+)
+SELECT list(DISTINCT app_id) FROM (
+    SELECT app_id FROM few WHERE app_id IS NOT NULL
     UNION
-    SELECT x.app_id FROM spark_executions x JOIN events e ON e.location = x.write_location
-    WHERE e.event_id IN (SELECT id FROM ids)
-),
-few_attempts AS (SELECT * FROM main.spark_task_attempts WHERE app_id IN (SELECT app_id FROM few_apps)),
+    SELECT x.app_id FROM spark_executions x JOIN few ON few.location = x.write_location)
 """
-_FEW_FILES = ("FROM events WHERE (event_id IN (SELECT id FROM ids) OR write_uuid IN "
-              "(SELECT write_uuid FROM events WHERE event_id IN (SELECT id FROM ids))) AND ")
+_FEW = """WITH few_app_events AS (SELECT * FROM events WHERE list_contains($apps, app_id)),
+few_attempts AS ({attempts}),
+"""
+# (two scans, not one with OR: each reads only the row groups it needs)
+_FEW_FILES = ("FROM (SELECT * FROM events WHERE event_id IN (SELECT unnest($ids)) UNION ALL "
+              "SELECT * FROM events WHERE list_contains($uuids, write_uuid) AND NOT list_contains($ids, event_id)"
+              ") events WHERE ")
+
+
+def _view_body(con, name: str) -> str:
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'",
+                      [name]).fetchone()[0]
+    return re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
 
 
 def few_files_sql(con) -> str:
-    """The ``file_attempts`` view's rules over the files ``$ids`` only (same rules, same columns)."""
-    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'file_attempts' "
-                      "AND schema_name = 'main'").fetchone()[0]
-    body = re.sub(r"^CREATE VIEW \S+ AS WITH ", "", sql).rstrip().rstrip(";")
+    """The ``file_attempts`` view's rules over the files ``$ids`` only (same rules, same columns),
+    given their write jobs (``$uuids``) and the applications (``$apps``) that ``_FEW_UUIDS`` and
+    ``_FEW_APPS`` find for them."""
+    attempts = re.sub(r"\bFROM events\b", "FROM few_app_events", _view_body(con, "spark_task_attempts"))
+    body = re.sub(r"^WITH ", "", _view_body(con, "file_attempts"))
     body = body.replace("FROM events WHERE ", _FEW_FILES, 1)  # the first is the files CTE
-    return _FEW + re.sub(r"\bspark_task_attempts\b", "few_attempts", body)
+    return _FEW.format(attempts=attempts) + re.sub(r"\bspark_task_attempts\b", "few_attempts", body)
 
 
 def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
@@ -68,9 +86,12 @@ def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
     could have written."""
     if not event_ids:
         return {}
+    ids = sorted(set(event_ids))
+    uuids = con.execute(_FEW_UUIDS, {"ids": ids}).fetchone()[0] or []
+    apps = con.execute(_FEW_APPS, {"ids": ids, "uuids": uuids}).fetchone()[0] or []
     sql = (f"SELECT t.event_id, t.label, t.attempt_event FROM ({few_files_sql(con)}) t "
-           "WHERE t.event_id IN (SELECT unnest($ids::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'")
-    return {e: (a, ae) for e, a, ae in con.execute(sql, {"ids": event_ids}).fetchall()}
+           "WHERE list_contains($ids, t.event_id) AND t.candidates = 1 AND t.kind = 'spark_attempt'")
+    return {e: (a, ae) for e, a, ae in con.execute(sql, {"ids": ids, "apps": apps, "uuids": uuids}).fetchall()}
 
 
 def spark_attempt_words(a: dict) -> str:

@@ -110,3 +110,20 @@ def test_a_few_files_get_the_ties_the_view_gives(tmp_path):
         assert attempts_of_files(store.con, files) == whole
         one = min(whole)
         assert attempts_of_files(store.con, [one]) == {one: whole[one]}
+
+
+def test_a_few_files_get_the_ties_their_write_jobs_files_give(tmp_path):
+    """A file of write U that names no application, in a location no execution writes, is tied
+    through another file of U that a listing tagged with its execution: a timeline of the first
+    file's partition alone must tie it as the view does."""
+    from commitsleuth.forensics.file_attempts import attempts_of_files
+
+    alone = {"kind": "file", "ts": "2026-11-21 10:00:04", "path": f"file:///elsewhere/p=9/part-00001-{U}.c000.snappy.parquet",
+             "size": 5}
+    with Store(tmp_path / "v.duckdb") as store:
+        store.write_events([case_event(e) for e in EVENTS + [alone]])
+        (file,) = store.con.execute("SELECT event_id FROM events WHERE path LIKE 'file:///elsewhere/%'").fetchone()
+        whole = store.con.execute("SELECT label, attempt_event FROM file_attempts WHERE event_id = ? "
+                                  "AND candidates = 1 AND kind = 'spark_attempt'", [file]).fetchall()
+        assert [label for label, _ in whole] == ["task 1.0 in stage 0.0 (TID 1)"]
+        assert attempts_of_files(store.con, [file]) == {file: whole[0]}
