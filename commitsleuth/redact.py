@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+if TYPE_CHECKING:  # imported where used: a command that only reads the store needs neither
+    import numpy as np
+    import pyarrow as pa
 
 try:
     import ahocorasick_rs
@@ -167,6 +167,9 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
     (``model.events_to_arrow``) and the findings writer call it."""
     if table.num_rows == 0:
         return table
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     for i, fld in enumerate(table.schema):
         if fld.type != pa.string():
             continue
@@ -202,6 +205,9 @@ def _redacted_once(values: list, mask: list) -> list:
 def may_hold_secret(col) -> pa.Array | pa.ChunkedArray:
     """Per cell of a string array, whether it may hold a secret: a superset of what ``redact``
     changes, found by RE2 over the whole column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     hits = pc.match_substring_regex(col, TRIGGER_RE, ignore_case=True)
     if not _USER_TRIGGERS:
         return hits
@@ -231,7 +237,11 @@ def lines_may_hold_secret(data: bytes, starts: np.ndarray, lines: pa.Array | Non
     patterns; the user's are not looked for here): each pattern runs only where ``str.lower()``
     of the text holds one of its words, and those words are searched for here in one pass over
     the block, about three times cheaper than RE2 line by line."""
+    import numpy as np
+
     if _WORD_SEARCHER is None:
+        import pyarrow as pa
+
         if lines is None:
             ends = np.append(starts[1:] - 1, len(data))
             lines = pa.array([data[a:b].decode("utf-8", "replace") for a, b in zip(starts.tolist(), ends.tolist())],

@@ -13,15 +13,16 @@ import time
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from commitsleuth.errors import StoreError, StoreLockedError, StoreWriteError
 from commitsleuth.model import Event, events_to_arrow
 from commitsleuth.redact import redact
+
+if TYPE_CHECKING:  # pyarrow is imported where a table is written (see model.py)
+    import pyarrow as pa
 
 DEFAULT_DB = "commitsleuth.duckdb"
 # Files readable by every DuckDB since 1.2 (the user's own `duckdb` shell opens the store); 1.2 is
@@ -381,6 +382,10 @@ class Store:
         (unless ``own_source``: live capture's writes) so do rows whose key only their own source
         holds: within one file, checkpoints keep each line once and two lines are two events, so
         what is stored does not depend on where batches end."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         keys = batch.column("event_key")
         if batch.num_rows == 0 or keys.null_count == batch.num_rows:
             return batch
@@ -430,6 +435,10 @@ class Store:
         """Append an Arrow table of EVENT_COLUMNS (event_id filled in if null)."""
         if batch.num_rows == 0:
             return
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if self._held_elsewhere:
             writers = set(pc.unique(batch.column("source_id")).to_pylist())
             if any(writers - {sid} for sid, _ in self._held_elsewhere):

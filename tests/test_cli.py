@@ -194,6 +194,18 @@ def test_timeline_draws_one_lane_per_attempt(cli, db_path):
     assert r.err == f"Error: no events for db.nothing; known: {LOC}\n"
 
 
+def test_reading_commands_do_not_import_arrow(cli, db_path):
+    """timeline and query only read the store: pyarrow, numpy and pandas (which pyarrow imports)
+    stay unloaded, a third of such a command's time otherwise."""
+    cli("ingest", SEED, "--db", db_path)
+    probe = ("import sys\nfrom commitsleuth.cli import main\ncode = main(sys.argv[1:])\n"
+             "print(code, sorted(m for m in ('pyarrow', 'numpy', 'pandas') if m in sys.modules))")
+    for args in (["timeline", LOC, "hp_cal_month=2013-04"], ["query", "file_attempts"]):
+        out = subprocess.run([sys.executable, "-c", probe, *args, "--db", str(db_path)], capture_output=True,
+                             text=True, check=True).stdout
+        assert out.splitlines()[-1] == "0 []", (args, out[-300:])
+
+
 def test_timeline_colour_only_when_allowed(cli, db_path, monkeypatch):
     cli("ingest", SEED, "--db", db_path)
     cli("analyze", "--db", db_path)

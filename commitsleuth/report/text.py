@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from commitsleuth.forensics.analyze import evidence
-from commitsleuth.forensics.detectors import Finding
 from commitsleuth.model import SEVERITIES
 from commitsleuth.report.escape import printable
 from commitsleuth.store import Store
+
+if TYPE_CHECKING:
+    from commitsleuth.forensics.detectors import Finding
+
+
+def _evidence(store: Store, event_ids):
+    # imported here: the analysis (detectors, parsers, grammars, pyarrow) is a third of a second of
+    # imports that `query`, which prints only a table, does not need
+    from commitsleuth.forensics.analyze import evidence
+
+    return evidence(store, event_ids)
 
 
 def findings_text(store: Store, findings: list[Finding], *, width: int = 400) -> str:
@@ -42,7 +51,7 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
             if f.window_start is not None:
                 out.append(f"    window: {f.window_start} .. {f.window_end}")
             out.append("    evidence:")
-            for ev in evidence(store, f.evidence):
+            for ev in _evidence(store, f.evidence):
                 line = ev.text
                 if len(line) > width:
                     line = line[: width - 3] + "..."
@@ -71,7 +80,7 @@ def findings_json(store: Store, findings: list[Finding]) -> str:
                 "evidence": [
                     {"event_id": e.event_id, "where": e.where, "kind": e.kind, "actor": e.actor, "line": e.raw,
                      "path": e.path}
-                    for e in evidence(store, f.evidence)
+                    for e in _evidence(store, f.evidence)
                 ],
                 "explanation": f.explanation, "remedy": f.remedy, "detail": f.detail,
             }
