@@ -1,6 +1,6 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--warm-up-tasks N] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--rows-per-task 1] [--warm-up-tasks N] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
@@ -40,7 +40,9 @@ baseline's own spread (min-max of its runs, max/min) and, per ABBA block, the se
 over the first, the box's own change in speed over two pairs; a per-pair ratio cannot resolve
 an effect smaller than that. As an extra, the ratio of each block's sums (commitsleuth's two
 runs over the baseline's two, a linear drift cancelled); the two statistics of the target
-stay the ratio of the medians and the median of the per-pair ratios.
+stay the ratio of the medians and the median of the per-pair ratios. ``--rows-per-task N`` gives
+each task N rows to hash and filter: the same number of events, more work per task, to show how
+the capture's share falls as tasks grow (the target is stated for the default job, 1 row a task).
 """
 
 from __future__ import annotations
@@ -153,9 +155,24 @@ def filesystem(path: str) -> str:
     return lines[-1] if proc.returncode == 0 and len(lines) > 1 else "unknown"
 
 
+# Rows each task of the job reads (``--rows-per-task``): 1 is the target's job, tasks of about
+# 1.1 ms of CPU each; more rows give each task more work (a hash and a filter per row, about
+# 3 ns each) and the capture's cost per task the same.
+ROWS_PER_TASK = 1
+
+
+def job_text(tasks: int) -> str:
+    if ROWS_PER_TASK == 1:
+        return f"spark.range(0, {tasks}, 1, {tasks}).count()"
+    return f"spark.range(0, {tasks} * {ROWS_PER_TASK:,}, 1, {tasks}).where('hash(id) = 0').count()"
+
+
 def run_job(spark, tasks: int) -> float:
     t0 = time.perf_counter()
-    spark.range(0, tasks, 1, tasks).count()
+    if ROWS_PER_TASK == 1:
+        spark.range(0, tasks, 1, tasks).count()
+    else:
+        spark.range(0, tasks * ROWS_PER_TASK, 1, tasks).where("hash(id) = 0").count()
     return time.perf_counter() - t0
 
 
@@ -272,6 +289,7 @@ def one_run(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str | 
 def in_fresh_driver(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str) -> dict:
     env = dict(os.environ, **({lean_writer.ENV: "0"} if variant == "spark-writer" else {}))
     proc = subprocess.run([sys.executable, __file__, "--run", variant, "--tasks", str(tasks),
+                           "--rows-per-task", str(ROWS_PER_TASK),
                            "--warm-up-tasks", str(warm_up), "--tmp", str(tmp), "--local-dir", local_dir],
                           capture_output=True, text=True, timeout=1800, env=env)
     if proc.returncode != 0:
@@ -283,6 +301,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=8, help="pairs (an even number makes whole ABBA blocks)")
     ap.add_argument("--tasks", type=int, default=20_000)
+    ap.add_argument("--rows-per-task", type=int, default=1, help="rows each task reads, hashes and filters "
+                    "(default 1: the target's job, about 1.1 ms of CPU a task; 300000: about 2.5 ms)")
     ap.add_argument("--warm-up-tasks", type=int, help="tasks of each driver's last warm-up jobs, a bare one "
                     "and a captured one, that bring the JIT to its steady state (default: --tasks; 0: none)")
     ap.add_argument("--local-dir", help="Spark's local directory (shuffle files) for every run "
@@ -294,6 +314,10 @@ def main() -> None:
     ap.add_argument("--run", help=argparse.SUPPRESS)  # one measured run in this process (internal)
     ap.add_argument("--tmp", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.rows_per_task < 1:
+        ap.error("--rows-per-task must be at least 1")
+    global ROWS_PER_TASK
+    ROWS_PER_TASK = args.rows_per_task
     if args.run:
         one_run(args.run, args.tasks, args.warm_up_tasks, Path(args.tmp), args.local_dir)
         return
@@ -327,7 +351,7 @@ def main() -> None:
                   f" (jvm {r['jvm']:6.2f}, python {r['python']:5.2f})  heap before {r['heap']} MiB{r['extra']}",
                   flush=True)
     print()
-    print(f"job: spark.range(0, {args.tasks}, 1, {args.tasks}).count() on local[2], {args.pairs} pairs, "
+    print(f"job: {job_text(args.tasks)} on local[2], {args.pairs} pairs, "
           f"each run in a fresh driver warmed up by {warm_up:,}-task jobs too, Spark's local directory on "
           f"{filesystem(local_dir)}")
     print(f"no listener      wall median {statistics.median(times['none']):7.2f} s  "
