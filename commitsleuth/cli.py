@@ -18,7 +18,7 @@ from commitsleuth import __version__
 from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
 from commitsleuth.model import SEVERITIES
 from commitsleuth.report.escape import printable
-from commitsleuth.store import DEFAULT_DB, Store, open_waiting
+from commitsleuth.store import DEFAULT_DB, Store, open_waiting, read_errors, removed_unless_filled
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -103,8 +103,8 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
         return _ingest_spark(paths, format_name, master, out, db)
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
 
-    with Store(db) as store:
-        total = sum(_size(p) for p in expand_paths(paths))
+    total = sum(_size(p) for p in expand_paths(paths))  # a missing path: said before the store is made
+    with removed_unless_filled(db), Store(db) as store:
         with _progress(total) as (advance, add_events), _stop_on_signals() as stop_requested:
             try:
                 report = run_ingest(store, paths, format_name=format_name, progress=advance,
@@ -181,15 +181,19 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
     return EXIT_USAGE if report.by_status("failed") else EXIT_OK
 
 
-def _open_reader(db: str, read_only: bool = True) -> Store:
-    """The store for a command that reads it: waits (saying so once) while a writer holds it."""
-    return open_waiting(db, read_only=read_only, on_wait=lambda message: click.echo(message, err=True))
+@contextmanager
+def _open_reader(db: str, read_only: bool = True):
+    """The store for a command that reads it: waits (saying so once) while a writer holds it;
+    one that does not exist or is damaged is an ``Error:`` line, never created or half read."""
+    with open_waiting(db, read_only=read_only, existing=True,
+                      on_wait=lambda message: click.echo(message, err=True)) as store, read_errors(db):
+        yield store
 
 
 def _attach(directory: str, db: str) -> None:
     from commitsleuth.ingest.parquet import attach_parquet
 
-    with Store(db) as store:
+    with removed_unless_filled(db), Store(db) as store:
         report = attach_parquet(store, directory)
     click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
                f"({report.events} events) to {db}; {report.already} already there"
@@ -240,8 +244,8 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @fail_on_option
 @click.option("--db", "db", default=None, metavar="FILE",
-              help="Add the listing to this store and analyze it with the logs there "
-                   "(default: a throw-away in-memory store).")
+              help="Add the listing to this store (made by ingest) and analyze it with the logs "
+                   "there (default: a throw-away in-memory store).")
 def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
     """Inspect a table location on disk, no logs needed: ground truth you can run today.
 
@@ -260,7 +264,7 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
     from commitsleuth.redact import redact
     from commitsleuth.report.text import findings_json, findings_text
 
-    with Store(db or ":memory:") as store:
+    with Store(db or ":memory:", existing=db is not None) as store, read_errors(db or ":memory:"):
         n, findings, unlisted = run_audit(store, path)
         if fmt == "json":
             click.echo(findings_json(store, findings))
@@ -338,7 +342,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
         try:
             columns, rows = store.query(sql)
         except Exception as exc:  # duckdb's own errors are the user's SQL errors
-            raise CommitsleuthError(f"query failed: {str(exc).splitlines()[0]}") from None
+            # with its hints kept: "Did you mean …", candidate columns, the LINE and its caret
+            hint = "\n".join(line for line in str(exc).splitlines() if line.strip())
+            raise CommitsleuthError(f"query failed: {hint}") from None
     if fmt == "json":
         click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))
     elif fmt == "csv":
@@ -428,7 +434,7 @@ def _demo_live(db: str) -> None:
     click.echo("Live: a speculative foreachPartition on a local Spark cluster (a master and two workers "
                "on 127.0.0.2 and 127.0.0.3), captured with commitsleuth.listener.attach ...")
     with tempfile.TemporaryDirectory(prefix="commitsleuth-demo-") as work:
-        live = run_live_demo(db, work)
+        live = run_live_demo(db, work, progress=click.echo)
     if live.error:
         click.echo(f"  live part skipped: {live.error}")
         return

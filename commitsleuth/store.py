@@ -86,7 +86,7 @@ LOCK_WAIT = 30.0  # seconds a reader waits for a writer's lock (COMMITSLEUTH_LOC
 
 
 def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = False,
-                 on_wait=None, wait: float | None = None) -> "Store":
+                 on_wait=None, wait: float | None = None, existing: bool = False) -> "Store":
     """Open the store, retrying with backoff while another process holds its lock (an ingest
     or a live capture between batches), up to ``wait`` seconds. ``on_wait(message)`` is called
     once, when the first attempt finds the store locked. Past the bound: StoreLockedError."""
@@ -97,7 +97,7 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
     try:
         while True:
             try:
-                return Store(path, read_only=read_only)
+                return Store(path, read_only=read_only, existing=existing)
             except StoreLockedError as exc:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -167,6 +167,117 @@ def check_writable(path: str) -> None:
     os.unlink(probe)
 
 
+# DuckDB's file: a 4 KiB main header and two 4 KiB database headers, then its blocks.
+FILE_HEADERS = 3 * 4096
+_expected_schemas: dict[frozenset, set] = {}
+
+
+def _columns(con, catalog: str) -> set[tuple[str, str, str]]:
+    """(table, column, type) of the tables, (view, '', 'VIEW') of the views: a view's columns
+    are bound again when it is read (``e.*`` gains the columns added to ``events`` since)."""
+    return set(con.execute(
+        "SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c "
+        "JOIN information_schema.tables t USING (table_catalog, table_schema, table_name) "
+        "WHERE c.table_catalog = ? AND c.table_schema = 'main' AND t.table_type = 'BASE TABLE' "
+        "UNION SELECT table_name, '', 'VIEW' FROM information_schema.tables "
+        "WHERE table_catalog = ? AND table_schema = 'main' AND table_type = 'VIEW'",
+        [catalog, catalog]).fetchall())
+
+
+def expected_schema(versions: frozenset) -> set[tuple[str, str, str]] | None:
+    """(table, column, type) of a store to which exactly the migrations ``versions`` were
+    applied, from running them on an empty in-memory database (~45 ms, once a process); None
+    when one of them is not shipped (a newer commitsleuth wrote the store)."""
+    if versions not in _expected_schemas:
+        known = {v: sql for v, _, sql in migrations()}
+        if not versions <= known.keys():
+            return None
+        con = duckdb.connect()
+        try:
+            con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name VARCHAR, "
+                        "applied_at TIMESTAMP)")
+            for version in sorted(versions):
+                con.execute(known[version])
+            _expected_schemas[versions] = _columns(con, "memory")
+        finally:
+            con.close()
+    return _expected_schemas[versions]
+
+
+def check_intact(store: "Store") -> None:
+    """StoreError naming the damage when the store's file is shorter than its own header says
+    (cut short by a full disk or a partial copy: its last blocks would read as an I/O error in
+    the middle of a command, or not at all) or its tables lack or changed a column the
+    migrations it records made (a query would fail, or a report be silently incomplete)."""
+    con, path = store.con, store.path
+    catalog = con.execute("SELECT current_database()").fetchone()[0]
+    try:
+        # Blocks in use each have a place in the file; free ones at its end may have been cut
+        # off by DuckDB itself, so the blocks in use are what a whole file cannot be short of.
+        block_size, used_blocks = con.execute(
+            "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?",
+            [catalog]).fetchone()
+        size, needed = os.path.getsize(path), FILE_HEADERS + block_size * used_blocks
+        if size < needed:
+            raise StoreError(f"the store {path} is damaged: its file is cut short ({size} bytes, "
+                             f"its {used_blocks} blocks in use need {needed}); ingest into a new --db")
+        versions = frozenset(v for (v,) in con.execute("SELECT version FROM schema_version").fetchall())
+        found = _columns(con, catalog)
+    except duckdb.Error as exc:
+        raise StoreError(f"the store {path} is damaged: {str(exc).splitlines()[0]}") from None
+    expected = expected_schema(versions)
+    if expected is None:
+        return
+    ours = {t for t, _, _ in expected}
+    found = {c for c in found if c[0] in ours}  # tables of the user's own are theirs to keep
+    if found == expected:
+        return
+    lacking = sorted(expected - found)
+    table, column, kind = (lacking or sorted(found - expected))[0]
+    what = ("lacks" if lacking else "has an unknown") + f" column {table}.{column} ({kind})"
+    if lacking and not any(t == table for t, _, _ in found):
+        what = f"lacks {'view' if kind == 'VIEW' else 'table'} {table}"
+    raise StoreError(f"the store {path} is damaged: it {what}; ingest into a new --db")
+
+
+@contextmanager
+def read_errors(path: str):
+    """An I/O error while a command reads the store is the store's, not an internal error."""
+    try:
+        yield
+    except duckdb.IOException as exc:
+        raise StoreError(f"cannot read the store {path}: {str(exc).splitlines()[0]}") from None
+
+
+def holds_no_source(path: str) -> bool:
+    """Whether the store at ``path`` has no source at all (an ingest that read nothing)."""
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except duckdb.Error:
+        return False  # held by another process, which may be filling it
+    try:
+        return con.execute("SELECT count(*) FROM sources").fetchone()[0] == 0
+    except duckdb.Error:
+        return True  # created, but its migrations did not even run
+    finally:
+        con.close()
+
+
+@contextmanager
+def removed_unless_filled(path: str | os.PathLike | None):
+    """For the commands that may create the store (ingest, attach-parquet): a store they
+    created and left without a single source is removed again, with its write-ahead log, so
+    that no empty store is left behind for a later analyze to call clean."""
+    path = str(path or default_db_path())
+    created = path != ":memory:" and not os.path.exists(path)
+    try:
+        yield
+    finally:
+        if created and os.path.exists(path) and holds_no_source(path):
+            for leftover in (path, path + ".wal"):
+                _remove(leftover)
+
+
 @contextmanager
 def _writing(path: str):
     """A failed commit outside a checkpoint (the WAL cannot be written) is a StoreWriteError."""
@@ -180,16 +291,18 @@ class Store:
     """An open commitsleuth database. Use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, host=None,
-                 commit_checkpoints: bool = False):
+                 commit_checkpoints: bool = False, existing: bool = False):
         """``host``: an in-memory DuckDB connection the caller keeps between opens (live capture
         opens the store for every load); the store is ATTACHed to it (~3 ms of CPU, where a
         connection of its own starts a DuckDB instance: ~20 ms) and ``close()`` DETACHes it,
         which checkpoints and frees the file's lock as closing a connection does.
         ``commit_checkpoints``: every COMMIT is a checkpoint, no write-ahead log (see
-        COMMIT_CHECKPOINTS), for a writer that would checkpoint at each close anyway."""
+        COMMIT_CHECKPOINTS), for a writer that would checkpoint at each close anyway.
+        ``existing``: a command that reads what was ingested (analyze writes its findings too)
+        neither creates the store nor reads a damaged one: StoreError for both (``check_intact``)."""
         self.path = str(path or default_db_path())
         self._host = host
-        if read_only and not Path(self.path).exists():
+        if (read_only or existing) and self.path != ":memory:" and not Path(self.path).exists():
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
         if not read_only and self.path != ":memory:":
             check_writable(self.path)
@@ -219,6 +332,12 @@ class Store:
                                    "wait for it to close or use another --db") from None
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {self.path}: {str(exc).splitlines()[0]}") from None
+        if existing:
+            try:
+                check_intact(self)
+            except BaseException:
+                self.close()
+                raise
         if not read_only:
             try:
                 self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")

@@ -132,6 +132,9 @@ def test_audit_reports_an_unreadable_subdirectory_and_audits_the_rest(tmp_path):
     closed.chmod(0o000)
     unsearchable.chmod(0o444)
     db = tmp_path / "audit.duckdb"
+    from commitsleuth.store import Store
+
+    Store(db).close()  # audit --db adds to a store that exists (only ingest creates one)
     cli = str(Path(sys.executable).with_name("commitsleuth"))
     env = {k: v for k, v in os.environ.items() if k != "COMMITSLEUTH_DB"}
     try:

@@ -277,3 +277,108 @@ def test_ingest_keep_reads(cli, tmp_path):
     assert (r.exit_code, r.out) == (0, "ingested 1 file (1 ok): 2 events, 0 rejected lines\n")
     r = cli("ingest", str(log), "--keep-reads", "--db", str(tmp_path / "b.duckdb"))
     assert (r.exit_code, r.out) == (0, "ingested 1 file (1 ok): 3 events, 0 rejected lines\n")
+
+
+# -- a store that is not there, or not whole ----------------------------------------------------
+READERS = (["analyze"], ["analyze", "--fail-on", "high"], ["analyze", "--format", "json"],
+           ["audit", str(SEED)], ["timeline", "db.t", "dt=1"], ["query", "double_commits"],
+           ["query", "select 1 as one"], ["report", "-o", "r.html"])
+
+
+def test_reading_commands_on_a_missing_store_create_nothing(cli, tmp_path, monkeypatch):
+    """A CI gate run from the wrong directory or with a mistyped --db fails, it does not pass."""
+    monkeypatch.chdir(tmp_path)
+    for args in READERS:
+        for db in ("missing.duckdb", str(tmp_path / "sub" / "missing.duckdb")):
+            r = cli(*args, "--db", db)
+            assert (r.exit_code, r.out, r.err) == (
+                2, "", f"Error: no database at {db}: run 'commitsleuth ingest' first\n"), args
+    # the default store too, named by nothing but the working directory
+    r = cli("analyze", "--fail-on", "high")
+    assert (r.exit_code, r.err) == (2, "Error: no database at commitsleuth.duckdb: run 'commitsleuth ingest' first\n")
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_an_ingest_that_read_nothing_leaves_no_store(cli, tmp_path):
+    db = tmp_path / "s.duckdb"
+    r = cli("ingest", "/nonexistent", "--db", db)
+    assert (r.exit_code, r.err) == (2, "Error: no such file or directory: /nonexistent\n")
+    (tmp_path / "empty").mkdir()
+    r = cli("ingest", tmp_path / "empty", "--db", db)
+    assert r.exit_code == 0
+    r = cli("attach-parquet", tmp_path / "empty", "--db", db)
+    assert sorted(os.listdir(tmp_path)) == ["empty"]
+    assert cli("analyze", "--db", db).exit_code == 2
+    # a store that was there before stays, whatever the ingest read; so does one holding a
+    # failed source (it says what was tried)
+    assert cli("ingest", SEED, "--db", db).exit_code == 0
+    assert cli("ingest", "/nonexistent", "--db", db).exit_code == 2
+    assert cli("ingest", tmp_path / "empty", "--db", db).exit_code == 0
+    assert cli("analyze", "--db", db).exit_code == 1
+    failed = tmp_path / "bad" / "task.log"
+    failed.parent.mkdir()
+    failed.symlink_to("/proc/self/mem")
+    r = cli("ingest", failed.parent, "--db", tmp_path / "failed.duckdb")
+    assert r.exit_code == 2 and (tmp_path / "failed.duckdb").exists()
+
+
+def _damaged(cli, tmp_path, how: str) -> Path:
+    db = tmp_path / f"{how}.duckdb"
+    assert cli("ingest", SEED, "--db", db).exit_code == 0
+    if how == "truncated":
+        os.truncate(db, db.stat().st_size // 2)
+    else:
+        con = duckdb.connect(str(db))
+        con.execute("ALTER TABLE events DROP COLUMN path")
+        con.close()
+    return db
+
+
+def test_a_damaged_store_is_one_error_line(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    db = _damaged(cli, tmp_path, "truncated")
+    size = db.stat().st_size
+    whole = 3 * 4096 + 262144 * 6
+    for args in READERS:
+        r = cli(*args, "--db", db)
+        assert (r.exit_code, r.out, r.err) == (
+            2, "", f"Error: the store {db} is damaged: its file is cut short ({size} bytes, its 6 blocks "
+                   f"in use need {whole}); ingest into a new --db\n"), args
+    db = _damaged(cli, tmp_path, "dropped")
+    for args in READERS:
+        r = cli(*args, "--db", db)
+        assert (r.exit_code, r.out, r.err) == (
+            2, "", f"Error: the store {db} is damaged: it lacks column events.path (VARCHAR); "
+                   "ingest into a new --db\n"), args
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE events ADD COLUMN path VARCHAR")  # whole again, but a view gone
+    con.execute("DROP VIEW partition_events")
+    con.close()
+    r = cli("analyze", "--db", db)
+    assert (r.exit_code, r.err) == (2, f"Error: the store {db} is damaged: it lacks view partition_events; "
+                                       "ingest into a new --db\n")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_table_of_the_users_own_is_no_damage(cli, db_path):
+    cli("ingest", SEED, "--db", db_path)
+    con = duckdb.connect(str(db_path))
+    con.execute("CREATE TABLE my_notes AS SELECT 1 AS n")
+    con.close()
+    r = cli("query", "select n from my_notes", "--db", db_path)
+    assert (r.exit_code, r.out) == (0, "n\n-\n1\n(1 row)\n")
+
+
+def test_query_errors_keep_duckdbs_hints(cli, db_path):
+    cli("ingest", SEED, "--db", db_path)
+    r = cli("query", "select * from event", "--db", db_path)
+    assert (r.exit_code, r.out) == (2, "")
+    assert r.err == ("Error: query failed: Catalog Error: Table with name event does not exist!\n"
+                     'Did you mean "events"?\n'
+                     "LINE 1: select * from event\n"
+                     "                      ^^^^^\n")
+    r = cli("query", "select pth from events", "--db", db_path)
+    lines = r.err.splitlines()
+    assert lines[0] == 'Error: query failed: Binder Error: Referenced column "pth" not found in FROM clause!'
+    assert lines[1].startswith('Candidate bindings: "path"')
+    assert lines[2:] == ["LINE 1: select pth from events", "               ^^^"]

@@ -239,7 +239,7 @@ def test_planted_secrets_are_found_nowhere(cli, tmp_path):
     listed = tmp_path / "listed" / f"token={AUDIT_DIR_SECRET}" / "dt=2024-01-10"
     listed.mkdir(parents=True)
     (listed / "000000_0").write_text("x")
-    outputs.append(cli("audit", listed.parent, "--db", tmp_path / "audit.duckdb"))
+    outputs.append(cli("audit", listed.parent, "--db", tmp_path / "verbose.duckdb"))  # a store ingest made
     assert "listed 2 entries under" in outputs[-1].out
     outputs.append(cli("analyze", "--db", db))
     outputs.append(cli("analyze", "--db", db, "--format", "json"))
