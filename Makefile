@@ -1,21 +1,28 @@
-# The two commands of the README: `make demo` and `make test`. Both set everything up first.
+# The two commands of the README: `make demo` and `make test`. Both set everything up first:
+# what is missing is installed or named in the first lines, never found missing minutes later.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test install check-java clean test-pyspark35
+.PHONY: demo test install check check-java clean test-pyspark35
 
-$(STAMP): pyproject.toml
+# Both venvs are made the same way: pip's output in the venv's install.log, a line per package
+# on the terminal (.ci/pip-install).
+define make_venv
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 	  { echo "commitsleuth needs Python 3.10 or newer (found $$($(PYTHON) --version))."; exit 1; }
-	$(PYTHON) -m venv $(VENV)
-	@echo "Installing commitsleuth and its dependencies into $(VENV) (log: $(VENV)/install.log)"
-	@$(BIN)/python -m pip install --upgrade pip > $(VENV)/install.log 2>&1 && \
-	  $(BIN)/python -m pip install -e '.[test]' >> $(VENV)/install.log 2>&1 || \
-	  { tail -n 40 $(VENV)/install.log; echo "Install failed; the whole log is in $(VENV)/install.log"; exit 1; }
-	@touch $(STAMP)
+	@echo "Creating $(1) and installing commitsleuth $(3)into it (the whole log: $(1)/install.log)"
+	@$(PYTHON) -m venv $(1)
+	@: > $(1)/install.log
+	@.ci/pip-install $(1) $(1)/install.log --upgrade pip
+	@.ci/pip-install $(1) $(1)/install.log $(2) -e '.[test]'
+	@touch $(1)/.installed
+endef
+
+$(STAMP): pyproject.toml
+	$(call make_venv,$(VENV),,)
 
 install: $(STAMP)
 
@@ -23,21 +30,14 @@ install: $(STAMP)
 # JDK rather than a JRE: live capture compiles its lean spool writer with the JVM's own compiler
 # (with a JRE, Spark's own writer writes the spool, which costs the job more).
 check-java:
-	@v=$$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1); \
-	if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
-	  echo "Java 17 or newer is needed for the Spark parts (found: $${v:-none})."; \
-	  echo "  Debian/Ubuntu: sudo apt-get install openjdk-17-jdk-headless"; \
-	  echo "  macOS:         brew install openjdk@17"; \
-	  echo "  elsewhere:     https://adoptium.net, then put its bin/ on PATH or set JAVA_HOME"; \
-	  exit 1; \
-	fi
+	@.ci/check-setup
 
-demo: install check-java
+# make test also needs Chromium (the report's browser tests): installed or named here.
+check:
+	@.ci/check-setup --chromium
+
+demo: check-java install
 	$(BIN)/commitsleuth demo
-
-test: install check-java
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	$(MAKE) test-pyspark35
 
 # Live capture is also proven on PySpark 3.5: its tests run again in a second venv.
 VENV35  ?= .venv-pyspark35
@@ -45,14 +45,27 @@ STAMP35 := $(VENV35)/.installed
 LIVE_TESTS := tests/test_live_capture.py tests/test_live_lean_spool.py tests/test_live_rig.py tests/test_spark_plan_live.py tests/test_redaction_live.py tests/test_live_recovery.py
 
 $(STAMP35): pyproject.toml
-	$(PYTHON) -m venv $(VENV35)
-	@echo "Installing commitsleuth with PySpark 3.5 into $(VENV35) (log: $(VENV35)/install.log)"
-	@$(VENV35)/bin/python -m pip install --upgrade pip > $(VENV35)/install.log 2>&1 && \
-	  $(VENV35)/bin/python -m pip install 'pyspark==3.5.*' -e '.[test]' >> $(VENV35)/install.log 2>&1 || \
-	  { tail -n 40 $(VENV35)/install.log; echo "Install failed; the whole log is in $(VENV35)/install.log"; exit 1; }
-	@touch $(STAMP35)
+	$(call make_venv,$(VENV35),'pyspark==3.5.*',with PySpark 3.5 )
 
-test-pyspark35: $(STAMP35) check-java
+# One pass of pytest: its output on the terminal and in LOG, its exit code in LOG.rc.
+# $(1) python, $(2) pytest arguments, $(3) log
+run_pass = ( $(1) -m pytest $(2) $(PYTEST_ARGS) < /dev/null; echo $$? > $(3).rc ) 2>&1 | tee $(3)
+# The closing line of a pass: what ran, passed or FAILED, and pytest's own summary.
+say_pass = rc=$$(cat $(2).rc); sum=$$(tail -n 1 $(2) | sed 's/^=* *//; s/ *=*$$//'); \
+	if [ "$$rc" = 0 ]; then echo "make test: $(1): passed ($$sum)"; \
+	else echo "make test: $(1): FAILED (pytest exit $$rc: $$sum)"; fi
+
+# Everything is checked and installed before a test runs; both passes run whatever the first
+# gave, and the exit status is 0 only when both passed (pytest's 5, no test collected, fails).
+test: check install $(STAMP35)
+	@$(call run_pass,$(BIN)/python,,$(VENV)/test.log)
+	@$(call run_pass,$(VENV35)/bin/python,$(LIVE_TESTS),$(VENV35)/test.log)
+	@echo ""
+	@$(call say_pass,1/2 $(if $(strip $(PYTEST_ARGS)),pytest $(PYTEST_ARGS),the whole suite) ($(VENV)),$(VENV)/test.log)
+	@$(call say_pass,2/2 the live-capture tests again on PySpark 3.5$(if $(strip $(PYTEST_ARGS)), with $(PYTEST_ARGS)) ($(VENV35)),$(VENV35)/test.log)
+	@[ "$$(cat $(VENV)/test.log.rc)" = 0 ] && [ "$$(cat $(VENV35)/test.log.rc)" = 0 ]
+
+test-pyspark35: check-java $(STAMP35)
 	$(VENV35)/bin/python -m pytest $(LIVE_TESTS) $(PYTEST_ARGS)
 
 clean:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -44,35 +45,50 @@ class LiveDemo:
     error: str | None = None
 
 
-def run_live_demo(db_path: str | Path, workdir: str | Path) -> LiveDemo:
+HEARTBEAT = 10.0  # seconds between "the job runs" lines while the Spark driver works
+
+
+def run_live_demo(db_path: str | Path, workdir: str | Path, progress=None) -> LiveDemo:
     """Start a loopback Spark cluster, run the speculative double write attached to the store.
 
     Spark runs in its own driver process (commitsleuth.listener.scenarios); every wait is
-    bounded and the cluster is stopped whatever happens. Needs Java 17+.
+    bounded and the cluster is stopped whatever happens. Needs Java 17+. ``progress(line)``
+    hears each step and, while the driver runs, a line every HEARTBEAT seconds: the JVMs take
+    half a minute, which must not pass in silence.
     """
     from commitsleuth.listener.rig import start_rig, stop_rig
 
+    say = progress or (lambda line: None)
     workdir = Path(workdir)
     demo = LiveDemo()
+    began = time.monotonic()
+    say("  starting the Spark master and two workers (three JVMs) ...")
     try:
         rig = start_rig(workdir)
     except (OSError, RuntimeError, TimeoutError) as exc:
         demo.error = f"could not start a local Spark cluster: {exc}"
         return demo
+    say(f"  cluster up after {time.monotonic() - began:.0f} s; starting the driver and its job, "
+        "live capture attached ...")
     try:
-        proc = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "commitsleuth.listener.scenarios", rig.master_url, str(workdir),
              str(db_path)],
-            env=rig.env(), capture_output=True, text=True, timeout=LIVE_TIMEOUT,
+            env=rig.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
-    except subprocess.TimeoutExpired:
-        demo.error = f"the live run took longer than {LIVE_TIMEOUT:.0f} s and was stopped"
-        return demo
+        try:
+            stdout, stderr = _wait_saying(proc, say, began)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            demo.error = f"the live run took longer than {LIVE_TIMEOUT:.0f} s and was stopped"
+            return demo
     finally:
         stop_rig(rig)
-    facts = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    say(f"  done after {time.monotonic() - began:.0f} s")
+    facts = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not facts:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
         demo.error = f"the Spark driver failed ({proc.returncode}): {last}"
         return demo
     demo.location = facts[0]["location"]
@@ -88,3 +104,16 @@ def run_live_demo(db_path: str | Path, workdir: str | Path) -> LiveDemo:
                WHERE kind = 'file' AND location = ? ORDER BY file_name""",
             [demo.location.rsplit("/", 1)[0]]).fetchall()
     return demo
+
+
+def _wait_saying(proc: subprocess.Popen, say, began: float) -> tuple[str, str]:
+    """The driver's output once it exits, saying every HEARTBEAT seconds that it still runs;
+    TimeoutExpired past LIVE_TIMEOUT."""
+    deadline = time.monotonic() + LIVE_TIMEOUT
+    while True:
+        try:
+            return proc.communicate(timeout=max(0.0, min(HEARTBEAT, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            say(f"  ... the job runs ({time.monotonic() - began:.0f} s)")
