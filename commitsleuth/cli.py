@@ -121,7 +121,8 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     rejected = sum(r.rejected for r in report.results)
     click.echo(
-        f"ingested {len(report.results)} file{'s' if len(report.results) != 1 else ''} ({parts}): "
+        f"ingested {len(report.results)} file{'s' if len(report.results) != 1 else ''}"
+        + (f" ({parts})" if parts else "") + ": "
         f"{report.events} events, {rejected} rejected lines"
         + (f", {report.known} events already in the store" if report.known else "")
     )

@@ -305,7 +305,7 @@ def test_an_ingest_that_read_nothing_leaves_no_store(cli, tmp_path):
     assert (r.exit_code, r.err) == (2, "Error: no such file or directory: /nonexistent\n")
     (tmp_path / "empty").mkdir()
     r = cli("ingest", tmp_path / "empty", "--db", db)
-    assert r.exit_code == 0
+    assert (r.exit_code, r.out) == (0, "ingested 0 files: 0 events, 0 rejected lines\n")
     r = cli("attach-parquet", tmp_path / "empty", "--db", db)
     assert sorted(os.listdir(tmp_path)) == ["empty"]
     assert cli("analyze", "--db", db).exit_code == 2
