@@ -105,13 +105,19 @@ def test_pip_progress_names_each_package_and_keeps_the_log(tmp_path):
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     _tool(venv / "bin", "python", "echo 'Collecting duckdb>=1.2'\necho '  Using cached duckdb.whl'\n"
-          "echo 'Collecting pyspark==3.5.*'\necho 'Installing collected packages: duckdb, pyspark'\n"
+          "echo 'Collecting pyspark==3.5.*'\nsleep ${FAKE_BUILD:-0}\n"
+          "echo 'Installing collected packages: duckdb, pyspark'\n"
           "echo 'Successfully installed duckdb pyspark'\nexit ${FAKE_RC:-0}\n")
     log = tmp_path / "install.log"
-    p = subprocess.run([str(PIP), str(venv), str(log), "x"], capture_output=True, text=True)
-    assert (p.returncode, p.stdout) == (0, "  collecting duckdb>=1.2\n  collecting pyspark==3.5.*\n"
-                                           "  installing 2 package(s) (the longest step: PySpark alone is 300 MB) ...\n"
-                                           "  installed\n")
+    env = {**os.environ, "PIP_PROGRESS_TICK": "1", "FAKE_BUILD": "2.5"}
+    p = subprocess.run([str(PIP), str(venv), str(log), "x"], capture_output=True, text=True, env=env)
+    lines = p.stdout.splitlines()
+    ticks = [line for line in lines if line.startswith("  ... still installing")]
+    assert ticks[:2] == ["  ... still installing (1 s)", "  ... still installing (2 s)"], p.stdout
+    assert lines.index(ticks[0]) == 2  # while pip was silent, after the packages it named
+    assert (p.returncode, [line for line in lines if line not in ticks]) == (0, [
+        "  collecting duckdb>=1.2", "  collecting pyspark==3.5.*",
+        "  installing 2 package(s) (the longest step: PySpark alone is 300 MB) ...", "  installed"])
     assert log.read_text().count("\n") == 5
     p = subprocess.run([str(PIP), str(venv), str(log), "x"], capture_output=True, text=True,
                        env={**os.environ, "FAKE_RC": "1"})
