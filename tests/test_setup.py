@@ -66,13 +66,13 @@ def test_without_chromium_as_root_it_is_installed_from_debian(tmp_path):
     bin_dir = tmp_path / "bin"
     # the fake apt-get "installs" chromium by putting one on PATH
     apt = (f'echo "$*" >> {log}\n'
-           f'case "$*" in *install*chromium*) printf "#!/bin/sh\\n" > {bin_dir}/chromium; '
+           f'case "$*" in *install*chromium*) printf "#!/bin/sh\\necho Chromium 120.0\\n" > {bin_dir}/chromium; '
            f'chmod +x {bin_dir}/chromium ;; esac\n')
     path = _path_without_chromium(tmp_path, uid=0, sudo=None, apt=apt)
     p, took = _check(path, "--chromium")
     assert p.returncode == 0, p.stdout
     assert p.stdout.splitlines()[0] == "Installing Chromium (Debian's chromium package) for the HTML report's browser tests ..."
-    assert p.stdout.splitlines()[1].endswith(f" s: Java 17, Chromium ({bin_dir}/chromium)")
+    assert p.stdout.splitlines()[1].endswith(f" s: Java 17, Chromium 120.0 ({bin_dir}/chromium)")
     assert log.read_text() == "update -qq\ninstall -y -qq chromium\n"
     assert took < 5, took
 
@@ -85,6 +85,16 @@ def test_without_chromium_with_sudo_it_is_installed_through_sudo(tmp_path):
     assert (p.returncode, p.stdout.splitlines()[-2]) == (1, NOT_INSTALLED.splitlines()[0])
     assert log.read_text() == ("-n true\n-n apt-get update -qq\n"
                                "-n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium\n")
+
+
+def test_a_chromium_that_does_not_start_stops_the_check(tmp_path):
+    path = _path_without_chromium(tmp_path, uid=1000, sudo=None, apt=None)
+    _tool(tmp_path / "bin", "chromium-browser", "echo 'Please install the chromium snap' >&2; exit 1\n")
+    p, _ = _check(path, "--chromium")
+    exe = tmp_path / "bin" / "chromium-browser"
+    assert (p.returncode, p.stdout.splitlines()[0]) == (
+        1, f"make test needs Chromium for the HTML report's browser tests, and {exe} does not start "
+           f"('{exe} --version' failed):")
 
 
 def test_an_old_java_stops_the_check(tmp_path):
@@ -143,7 +153,7 @@ def test_make_test_runs_both_passes_and_says_what_ran(tmp_path, main_rc, rc35, s
                        env={**os.environ, "CI": "true", "MAKEFLAGS": ""}, timeout=60)
     lines = p.stdout.splitlines()
     assert p.returncode == status, p.stdout + p.stderr
-    assert lines[0].startswith("set-up checked in ") and "Chromium (" in lines[0]
+    assert lines[0].startswith("set-up checked in ") and ", Chromium " in lines[0]
     assert lines[1:3] == ["ran: -m pytest -q", f"========== {'1 failed, 9 passed in 3.00s' if main_rc else '10 passed in 3.00s'} =========="]
     assert lines[3].startswith("ran: -m pytest tests/test_live_capture.py ") and lines[3].endswith(" -q")
     first = (f"make test: 1/2 pytest -q ({main}): "
