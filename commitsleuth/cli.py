@@ -104,7 +104,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
 
     total = sum(_size(p) for p in expand_paths(paths))  # a missing path: said before the store is made
-    with removed_unless_filled(db), Store(db) as store:
+    with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db):
         with _progress(total) as (advance, add_events), _stop_on_signals() as stop_requested:
             try:
                 report = run_ingest(store, paths, format_name=format_name, progress=advance,
@@ -194,7 +194,7 @@ def _open_reader(db: str, read_only: bool = True):
 def _attach(directory: str, db: str) -> None:
     from commitsleuth.ingest.parquet import attach_parquet
 
-    with removed_unless_filled(db), Store(db) as store:
+    with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db):
         report = attach_parquet(store, directory)
     click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
                f"({report.events} events) to {db}; {report.already} already there"
@@ -344,7 +344,8 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
             columns, rows = store.query(sql)
         except Exception as exc:  # duckdb's own errors are the user's SQL errors
             # with its hints kept: "Did you mean …", candidate columns, the LINE and its caret
-            hint = "\n".join(line for line in str(exc).splitlines() if line.strip())
+            # (its LINE echoes the SQL: a control character in it is shown as '?')
+            hint = "\n".join(printable(line) for line in str(exc).splitlines() if line.strip())
             raise CommitsleuthError(f"query failed: {hint}") from None
     if fmt == "json":
         click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))

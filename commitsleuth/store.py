@@ -291,7 +291,7 @@ class Store:
     """An open commitsleuth database. Use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, read_only: bool = False, host=None,
-                 commit_checkpoints: bool = False, existing: bool = False):
+                 commit_checkpoints: bool = False, existing: bool = False, intact: bool = False):
         """``host``: an in-memory DuckDB connection the caller keeps between opens (live capture
         opens the store for every load); the store is ATTACHed to it (~3 ms of CPU, where a
         connection of its own starts a DuckDB instance: ~20 ms) and ``close()`` DETACHes it,
@@ -299,10 +299,12 @@ class Store:
         ``commit_checkpoints``: every COMMIT is a checkpoint, no write-ahead log (see
         COMMIT_CHECKPOINTS), for a writer that would checkpoint at each close anyway.
         ``existing``: a command that reads what was ingested (analyze writes its findings too)
-        neither creates the store nor reads a damaged one: StoreError for both (``check_intact``)."""
+        neither creates the store nor reads a damaged one: StoreError for both (``check_intact``).
+        ``intact``: a store that was there already is checked too (ingest, before it writes)."""
         self.path = str(path or default_db_path())
         self._host = host
-        if (read_only or existing) and self.path != ":memory:" and not Path(self.path).exists():
+        was_there = self.path != ":memory:" and Path(self.path).exists()
+        if (read_only or existing) and self.path != ":memory:" and not was_there:
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
         if not read_only and self.path != ":memory:":
             check_writable(self.path)
@@ -332,7 +334,7 @@ class Store:
                                    "wait for it to close or use another --db") from None
         except duckdb.Error as exc:
             raise StoreError(f"cannot open {self.path}: {str(exc).splitlines()[0]}") from None
-        if existing:
+        if existing or (intact and was_there):
             try:
                 check_intact(self)
             except BaseException:

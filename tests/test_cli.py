@@ -283,6 +283,8 @@ def test_ingest_keep_reads(cli, tmp_path):
 READERS = (["analyze"], ["analyze", "--fail-on", "high"], ["analyze", "--format", "json"],
            ["audit", str(SEED)], ["timeline", "db.t", "dt=1"], ["query", "double_commits"],
            ["query", "select 1 as one"], ["report", "-o", "r.html"])
+# a damaged store is refused by the commands that write it too, before they write
+WRITERS = (["ingest", str(SEED.parent)], ["attach-parquet", str(SEED)])
 
 
 def test_reading_commands_on_a_missing_store_create_nothing(cli, tmp_path, monkeypatch):
@@ -339,13 +341,13 @@ def test_a_damaged_store_is_one_error_line(cli, tmp_path, monkeypatch):
     db = _damaged(cli, tmp_path, "truncated")
     size = db.stat().st_size
     whole = 3 * 4096 + 262144 * 6
-    for args in READERS:
+    for args in READERS + WRITERS:
         r = cli(*args, "--db", db)
         assert (r.exit_code, r.out, r.err) == (
             2, "", f"Error: the store {db} is damaged: its file is cut short ({size} bytes, its 6 blocks "
                    f"in use need {whole}); ingest into a new --db\n"), args
     db = _damaged(cli, tmp_path, "dropped")
-    for args in READERS:
+    for args in READERS + WRITERS:
         r = cli(*args, "--db", db)
         assert (r.exit_code, r.out, r.err) == (
             2, "", f"Error: the store {db} is damaged: it lacks column events.path (VARCHAR); "
@@ -382,3 +384,5 @@ def test_query_errors_keep_duckdbs_hints(cli, db_path):
     assert lines[0] == 'Error: query failed: Binder Error: Referenced column "pth" not found in FROM clause!'
     assert lines[1].startswith('Candidate bindings: "path"')
     assert lines[2:] == ["LINE 1: select pth from events", "               ^^^"]
+    r = cli("query", "select '\x1b[2J' from event", "--db", db_path)
+    assert "\x1b" not in r.err and r.err.splitlines()[2] == "LINE 1: select '?[2J' from event"
