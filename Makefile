@@ -51,6 +51,7 @@ $(STAMP35): pyproject.toml
 # $(1) python, $(2) pytest arguments, $(3) log
 run_pass = ( $(1) -m pytest $(2) $(PYTEST_ARGS) < /dev/null; echo $$? > $(3).rc ) 2>&1 | tee $(3)
 # The closing line of a pass: what ran, passed or FAILED, and pytest's own summary.
+ARGS_SAID = $(subst ",\",$(strip $(PYTEST_ARGS)))
 say_pass = rc=$$(cat $(2).rc); sum=$$(tail -n 1 $(2) | sed 's/^=* *//; s/ *=*$$//'); \
 	if [ "$$rc" = 0 ]; then echo "make test: $(1): passed ($$sum)"; \
 	else echo "make test: $(1): FAILED (pytest exit $$rc: $$sum)"; fi
@@ -61,8 +62,8 @@ test: check install $(STAMP35)
 	@$(call run_pass,$(BIN)/python,,$(VENV)/test.log)
 	@$(call run_pass,$(VENV35)/bin/python,$(LIVE_TESTS),$(VENV35)/test.log)
 	@echo ""
-	@$(call say_pass,1/2 $(if $(strip $(PYTEST_ARGS)),pytest $(PYTEST_ARGS),the whole suite) ($(VENV)),$(VENV)/test.log)
-	@$(call say_pass,2/2 the live-capture tests again on PySpark 3.5$(if $(strip $(PYTEST_ARGS)), with $(PYTEST_ARGS)) ($(VENV35)),$(VENV35)/test.log)
+	@$(call say_pass,1/2 $(if $(ARGS_SAID),pytest $(ARGS_SAID),the whole suite) ($(VENV)),$(VENV)/test.log)
+	@$(call say_pass,2/2 the live-capture tests again on PySpark 3.5$(if $(ARGS_SAID), with $(ARGS_SAID)) ($(VENV35)),$(VENV35)/test.log)
 	@[ "$$(cat $(VENV)/test.log.rc)" = 0 ] && [ "$$(cat $(VENV35)/test.log.rc)" = 0 ]
 
 test-pyspark35: check-java $(STAMP35)

@@ -162,3 +162,16 @@ def test_make_test_runs_both_passes_and_says_what_ran(tmp_path, main_rc, rc35, s
               + {0: "passed (4 passed in 1.00s)", 5: "FAILED (pytest exit 5: no tests ran in 0.01s)",
                  1: "FAILED (pytest exit 1: 4 passed in 1.00s)"}[rc35])
     assert lines[-2:] == [first, second]
+
+
+def test_make_test_says_the_pytest_arguments_it_was_given(tmp_path):
+    main, v35 = tmp_path / "main", tmp_path / "v35"
+    _fake_venv(main, "1 passed in 0.10s", 0)
+    _fake_venv(v35, "1 passed in 0.10s", 0)
+    p = subprocess.run(["make", "-s", "-C", str(REPO), "test", f"VENV={main}", f"VENV35={v35}",
+                        'PYTEST_ARGS=-k "a or b"'], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                       env={**os.environ, "MAKEFLAGS": ""}, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines()[-2:] == [
+        f'make test: 1/2 pytest -k "a or b" ({main}): passed (1 passed in 0.10s)',
+        f'make test: 2/2 the live-capture tests again on PySpark 3.5 with -k "a or b" ({v35}): passed (1 passed in 0.10s)']
