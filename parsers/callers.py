@@ -5,7 +5,9 @@ Caller contexts (``hadoop.caller.context.enabled=true``; the NameNode cuts them 
 
 - Spark ``Utils.CallerContext``: ``SPARK_TASK_<appId>[_<appAttemptId>]_JId_<job>_SId_<stage>_<stageAttempt>_TId_<taskId>_<attemptNumber>``
   and ``SPARK_DRIVER_<appId>[_<appAttemptId>]``, after an optional upstream context;
-- Hive ``Hadoop23Shims``: ``hive_queryId_<queryId>`` and ``hive_sessionId_<sessionId>``;
+- Hive ``Hadoop23Shims``: ``hive_queryId_<queryId>`` and ``hive_sessionId_<sessionId>``; HDP 2.x's Hive
+  wrote ``HIVE_QUERY_ID:<queryId>`` (a real line in Apache Ambari's log-search tests:
+  ``callerContext=HIVE_QUERY_ID:ambari-qa_20160317200111_223b3079-4a2d-431c-920f-6ba37ed63e9f``);
 - Tez ``TezUtilsInternal.setHadoopCallerContext``: ``tez_ta:<attempt>``, ``tez_v:<vertex>``,
   ``tez_dag:<dag>``, ``tez_app:<application>``.
 
@@ -26,6 +28,8 @@ SPARK_CONTEXT = re.compile(
     r"(?:_JId_(?P<job>\d+)_SId_(?P<stage>\d+)_(?P<stage_attempt>\d+)_TId_(?P<tid>\d+)_(?P<attempt>\d+))?"
 )
 HIVE_CONTEXT = re.compile(r"hive_(?P<what>queryId|sessionId)_(?P<id>[\w.-]+?)(?::[^:]*)?$")
+# HDP 2.x: the id follows the colon, so no NameNode signature can be told from it by shape
+HDP_HIVE_CONTEXT = re.compile(r"HIVE_QUERY_ID:(?P<id>[\w.-]+)")
 TEZ_CONTEXT = re.compile(r"tez_(?P<what>ta|v|dag|app):(?P<id>[\w]+)")
 MR_CONTEXT = re.compile(r"mr_(?:(?P<attempt>attempt_\d+_\d+_[mr]_\d+_\d+)|appmaster_appattempt_(?P<cluster>\d+)_(?P<app>\d+)_\d+)")
 
@@ -51,6 +55,9 @@ def caller_fields(context: str | None) -> dict:
     m = HIVE_CONTEXT.search(context)
     if m:
         return {"query_id": m["id"]} if m["what"] == "queryId" else {}
+    m = HDP_HIVE_CONTEXT.match(context)
+    if m:
+        return {"query_id": m["id"]}
     m = TEZ_CONTEXT.search(context)
     if m:
         what, ident = m["what"], m["id"]

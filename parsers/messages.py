@@ -26,6 +26,8 @@ KEYWORDS = (
     "Loading data to table",
     "command(queryId=",
     "Starting Job =",
+    "Query ID =",
+    "Load statement: LOAD",
     "Starting command",
     "Launching Job ",
     "Ended Job =",
@@ -264,6 +266,14 @@ class MessageTransformer(Transformer):
             return {}  # compile time only; the query goes on
         return {"kind": "query_end", "query_id": str(qid), "status": "success",
                 "detail": {"time_taken": float(seconds)}}
+
+    def sqoop_load(self, items):
+        return {"kind": "query_start", "status": "running",
+                "detail": {"phase": "execute", "command": str(items[0]), "via": "sqoop"}}
+
+    def query_id(self, items):
+        return {"kind": "query_start", "query_id": str(items[0]), "status": "running",
+                "detail": {"phase": "execute"}}
 
     def starting_job(self, items):
         return {"kind": "job_start", "job_id": str(items[0])}
