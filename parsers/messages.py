@@ -28,6 +28,7 @@ KEYWORDS = (
     "Starting Job =",
     "Query ID =",
     "Load statement: LOAD",
+    "hive> ",
     "Starting command",
     "Launching Job ",
     "Ended Job =",
@@ -201,7 +202,10 @@ class MessageTransformer(Transformer):
                 "path": str(src) if src is not None else None}
 
     def moving_data(self, items):
-        dst, src = (i for i in items if i.type == "PATH")
+        paths = [i for i in items if i is not None and i.type == "PATH"]
+        if len(paths) < 2:
+            return {}
+        dst, src = paths
         return {"kind": "publish", "path": str(src), "target_path": str(dst)}
 
     def partition_stats(self, items):
@@ -266,6 +270,12 @@ class MessageTransformer(Transformer):
             return {}  # compile time only; the query goes on
         return {"kind": "query_end", "query_id": str(qid), "status": "success",
                 "detail": {"time_taken": float(seconds)}}
+
+    def cli_prompt(self, items):
+        if not items or items[0] is None:
+            return {}  # an empty prompt
+        return {"kind": "query_start", "status": "running",
+                "detail": {"phase": "execute", "command": str(items[0]), "via": "cli"}}
 
     def sqoop_load(self, items):
         return {"kind": "query_start", "status": "running",

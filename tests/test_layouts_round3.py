@@ -96,3 +96,158 @@ def test_hdp_hive_query_id_caller_context_attributed():
     mkdir = HDP_AUDIT.replace("cmd=getfileinfo\tsrc=/ats/active", "cmd=mkdirs\tsrc=/w/db.db/t/dt=1")
     (ev,), _ = _parse("hdfs-audit", mkdir)
     assert (ev.kind, ev.query_id, ev.thread) == ("dir_create", qid, None)
+
+
+# -- Hive CLI console ------------------------------------------------------------------------------------
+# SOURCE: Hive 1.x-2.x console strings, each from the class that prints it: CliDriver (the "hive> "
+# prompt, "OK", "Time taken: "), Driver ("Query ID = ", "Total jobs = ", "Launching Job 1 out of 3"),
+# HadoopJobExecHelper ("Starting Job = %s, Tracking URL = %s", "Kill Command = ", "Hadoop job
+# information for Stage-1: number of mappers: …", "<yyyy-MM-dd HH:mm:ss,SSS> Stage-1 map = 0%,  reduce
+# = 0%", "Ended Job = "), ConditionalResolver ("Stage-4 is selected by condition resolver."), MoveTask
+# ("Moving data to: " without the log's " from " detail, "Loading data to table "), StatsTask
+# ("Partition <t>{k=v} stats: [numFiles=…]"). The "Query ID =" line's shape is REAL (a Hive-on-Tez
+# console quoted in a public tutorial: "Query ID = hive_20180719104640_57a2cc82-f69f-4631-b5cb-4eee37e8c69f").
+HIVE_CLI = """\
+hive> INSERT OVERWRITE TABLE sales.orders PARTITION (dt='2014-08-24') SELECT id, amount FROM staging.orders;
+Query ID = etl_20140825010203_5b0b1c7e-8f0a-4d61-9a3e-6b2f1f0c9d11
+Total jobs = 3
+Launching Job 1 out of 3
+Number of reduce tasks is set to 0 since there's no reduce operator
+Starting Job = job_1408900000000_0042, Tracking URL = http://rm.example.com:8088/proxy/application_1408900000000_0042/
+Kill Command = /usr/lib/hadoop/bin/hadoop job  -kill job_1408900000000_0042
+Hadoop job information for Stage-1: number of mappers: 2; number of reducers: 0
+2014-08-25 01:02:15,120 Stage-1 map = 0%,  reduce = 0%
+2014-08-25 01:02:31,554 Stage-1 map = 100%,  reduce = 0%, Cumulative CPU 4.12 sec
+MapReduce Total cumulative CPU time: 4 seconds 120 msec
+Ended Job = job_1408900000000_0042
+Stage-4 is selected by condition resolver.
+Stage-3 is filtered out by condition resolver.
+Moving data to: hdfs://nn:8020/tmp/hive/etl/hive_2014-08-25_01-02-03_118_1/-ext-10000
+Loading data to table sales.orders partition (dt=2014-08-24)
+Partition sales.orders{dt=2014-08-24} stats: [numFiles=2, numRows=120, totalSize=4096, rawDataSize=3976]
+MapReduce Jobs Launched:
+Stage-Stage-1: Map: 2   Cumulative CPU: 4.12 sec   HDFS Read: 8192 HDFS Write: 4096 SUCCESS
+Total MapReduce CPU Time Spent: 4 seconds 120 msec
+OK
+Time taken: 29.871 seconds
+hive> LOAD DATA INPATH '/incoming/orders' INTO TABLE staging.orders;
+Loading data to table staging.orders
+Table staging.orders stats: [numFiles=1, totalSize=2048]
+OK
+Time taken: 0.912 seconds
+"""
+
+
+def test_hive_cli_console_is_read(cli, tmp_path, db_path):
+    write_files(tmp_path / "in", {"nightly.out": HIVE_CLI})
+    r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
+    assert r.exit_code == 0, r.err
+    assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 11 events, 0 rejected lines"
+    assert r.out.splitlines()[1].endswith("hive-cli: 25 of 27 heads")
+    got = _rows(db_path, "SELECT line_no, kind, query_id, job_id, table_name, partition_spec, "
+                         "detail->>'query_line', detail->>'overwrite' FROM events ORDER BY line_no")
+    q = "etl_20140825010203_5b0b1c7e-8f0a-4d61-9a3e-6b2f1f0c9d11"
+    assert got == [
+        (1, "query_start", None, None, None, None, None, None),
+        (2, "query_start", q, None, None, None, None, None),
+        (6, "job_start", q, "job_1408900000000_0042", None, None, "1", None),
+        (12, "job_end", q, "job_1408900000000_0042", None, None, "1", None),
+        (13, "conf", None, None, None, None, None, None),
+        (14, "conf", None, None, None, None, None, None),
+        (16, "load", q, None, "sales.orders", "dt=2014-08-24", "1", "true"),
+        (17, "stats", q, None, "sales.orders", "dt=2014-08-24", "1", None),
+        (23, "query_start", None, None, None, None, None, None),
+        (24, "load", None, None, "staging.orders", None, "23", None),  # LOAD … INTO: no overwrite
+        (25, "stats", None, None, "staging.orders", None, "23", None),
+    ]
+
+
+def test_hive_cli_twins():
+    """HiveServer2's operation log carries the same words behind "INFO  : ": not the console."""
+    assert detect("x.out", ["Query ID = hive_1", "Total jobs = 1", "OK"]).name == "hive-cli"
+    assert detect("x.out", ["INFO  : Query ID = hive_1", "INFO  : Total jobs = 1"]).name == "hs2-oplog-terse"
+    assert detect("x.out", ["Number of rows: 12", "a\tb", "c\td"]) is None
+
+
+# -- Sqoop --hive-import: steps without thread names tied to their query --------------------------------
+# The first ten lines REAL (test_layouts.SQOOP, a published Sqoop 1.4.6 import); then SOURCE:
+# Sqoop's TableDefWriter.getLoadDataStmt (LOG.debug("Load statement: " + "LOAD DATA INPATH '<dir>'"
+# [" OVERWRITE"] " INTO TABLE `<t>`")), HiveImport ("Loading uploaded data into Hive", and each line of
+# Hive's console through its LoggingAsyncSink at INFO), in the console layout '%d{yy/MM/dd HH:mm:ss} %p %c{2}: %m%n'.
+SQOOP_HIVE_IMPORT = """\
+19/03/10 22:30:40 DEBUG hive.TableDefWriter: Load statement: LOAD DATA INPATH 'hdfs://nn:8020/user/training/accounts' OVERWRITE INTO TABLE `accounts`
+19/03/10 22:30:40 INFO hive.HiveImport: Loading uploaded data into Hive
+19/03/10 22:30:45 INFO hive.HiveImport: Loading data to table default.accounts
+19/03/10 22:30:46 INFO hive.HiveImport: Table default.accounts stats: [numFiles=4, totalSize=7684362]
+19/03/10 22:30:46 INFO hive.HiveImport: OK
+19/03/10 22:30:46 INFO hive.HiveImport: Time taken: 1.215 seconds
+19/03/10 22:30:46 INFO hive.HiveImport: Hive import complete.
+"""
+
+
+def test_sqoop_hive_import_load_is_its_querys_overwrite(cli, tmp_path, db_path):
+    from test_layouts import SQOOP
+
+    from commitsleuth.forensics.timeline import timeline_rows
+    from commitsleuth.store import Store
+
+    write_files(tmp_path / "in", {"sqoop.log": SQOOP + SQOOP_HIVE_IMPORT})
+    r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
+    assert r.exit_code == 0, r.err
+    assert "hadoop-client" in r.out.splitlines()[1]
+    got = _rows(db_path, "SELECT line_no, kind, table_name, detail->>'query_line', detail->>'overwrite', "
+                         "detail->>'command' FROM events ORDER BY line_no")
+    assert got == [
+        (11, "query_start", None, None, None,
+         "LOAD DATA INPATH 'hdfs://nn:8020/user/training/accounts' OVERWRITE INTO TABLE `accounts`"),
+        (13, "load", "default.accounts", "11", "true", None),
+        (14, "stats", "default.accounts", "11", None, None),
+    ]
+    with Store(db_path) as store:
+        actors = {(row[2], row[3]) for row in timeline_rows(store, "default.accounts", None)}
+    assert actors == {("load", "query at line 11"), ("stats", "query at line 11")}
+
+
+def test_threaded_steps_are_not_tied_to_another_threads_query():
+    """Only a log without threads ties a step to the query above it."""
+    text = ("2015-03-02 11:03:55,101 INFO  [main]: ql.Driver (Driver.java:compile(411)) - Compiling "
+            "command(queryId=hive_1): insert overwrite table t select 1\n"
+            "2015-03-02 11:04:09,770 INFO  [pool-1]: exec.Task (SessionState.java:printInfo(927)) - "
+            "Loading data to table db.t\n")
+    events, _ = _parse("hive-log4j1", text)
+    assert [(e.kind, e.query_id, (e.detail or {}).get("overwrite")) for e in events] == [
+        ("query_start", "hive_1", None), ("load", None, None)]
+
+
+# -- A failed task's log whose head is mostly a stack trace --------------------------------------------
+# SOURCE: the Tez AM layout '%d{ISO8601} [%p] [%t] |%c{2}|: %m%n' (tez-container-log4j.properties);
+# the history line is the REAL one of tez_task.py's samples; the trace's frames are Hive's and
+# Tez's own classes, repeated as a failing task's retries print them.
+_FRAMES = "".join(f"\tat org.apache.hadoop.hive.ql.exec.tez.TezProcessor.run(TezProcessor.java:{250 + i})\n"
+                  for i in range(60))
+_TRACE = ("java.lang.RuntimeException: org.apache.hadoop.hive.ql.metadata.HiveException: Hive Runtime Error\n"
+          + _FRAMES + "Caused by: java.io.IOException: Filesystem closed\n" + "".join(_FRAMES.splitlines(True)[:3]) + "\t... 57 more\n")
+TEZ_AM_FAILED = (
+    "2021-08-25 14:37:20,001 [INFO] [main] |app.DAGAppMaster|: Created DAGAppMaster for application "
+    "appattempt_1612602874723_344108_000001\n"
+    "2021-08-25 14:37:24,300 [ERROR] [TezChild] |tez.TezProcessor|: Failed initializeAndRunProcessor\n" + _TRACE
+    + "2021-08-25 14:37:24,310 [ERROR] [TezChild] |tez.TezProcessor|: Failed initializeAndRunProcessor\n" + _TRACE
+    + "2021-08-25 14:37:24,329 [INFO] [Dispatcher thread {Central}] |HistoryEventHandler.criticalEvents|: "
+    "[HISTORY][DAG:dag_1612602874723_344108_1][Event:TASK_ATTEMPT_FINISHED]: vertexName=Map 1, "
+    "taskAttemptId=attempt_1612602874723_344108_1_00_000004_0, creationTime=1629873439340, "
+    "status=FAILED, taskFailureType=FATAL, errorEnum=APPLICATION_ERROR, diagnostics=Error: Error while "
+    "running task ( failure ) : java.lang.RuntimeException: Hive Runtime Error\n" + _TRACE
+)
+
+
+def test_failed_task_log_mostly_stack_trace_is_recognised(cli, tmp_path, db_path):
+    assert len(TEZ_AM_FAILED.splitlines()) > 200  # the first 200 lines hold 4 heads
+    write_files(tmp_path / "in", {"syslog_dag_1612602874723_344108_1": TEZ_AM_FAILED})
+    r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
+    assert r.exit_code == 0, r.err
+    assert "not a log format" not in r.out
+    assert r.out.splitlines()[1].endswith("tez-task: 4 of 4 heads, path")
+    assert _rows(db_path, "SELECT line_no, kind, attempt_id, status FROM events") == [
+        (136, "attempt_end", "attempt_1612602874723_344108_1_00_000004_0", "failed")]
+    # a file of only a trace is still no format (nothing to tell it by)
+    assert detect("syslog", _TRACE.splitlines()) is None
