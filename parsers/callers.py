@@ -80,11 +80,20 @@ def spark_job(context: str | None) -> str | None:
 
 
 # Hadoop S3A HttpReferrerAuditHeader: https://<host>/hadoop/1/<op>/<span>/?op=…&p1=…&pr=…&ps=…&id=…&ji=…&ta=…
+# Its first form (HADOOP-17511's early AuditConstants: PATH_FORMAT "/%1$s/%2$s/", JOB_ID "job",
+# OP_ID "opid", PATH "path", PATH2 "path2") had no "/hadoop/1" and longer names; only its fixed
+# host, REFERRER_ORIGIN_HOST "audit.example.org", tells it. Its names are given today's.
+S3A_AUDIT_HOST = "audit.example.org"
+_EARLY_NAMES = {"job": "ji", "opid": "id", "path": "p1", "path2": "p2"}
+
+
 def s3a_referer(referer: str | None) -> dict | None:
     """The S3A audit fields of a Referer (op, p1, p2, pr, ps, id, ji, ta, t0, ts…), or None."""
-    if not referer or "/hadoop/" not in referer:
+    if not referer or ("/hadoop/" not in referer and S3A_AUDIT_HOST not in referer):
         return None
     parts = urlsplit(referer)
-    if not parts.path.startswith("/hadoop/"):
+    if parts.path.startswith("/hadoop/"):
+        return {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}
+    if parts.hostname != S3A_AUDIT_HOST:
         return None
-    return {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}
+    return {_EARLY_NAMES.get(k, k): v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}

@@ -251,3 +251,64 @@ def test_failed_task_log_mostly_stack_trace_is_recognised(cli, tmp_path, db_path
         (136, "attempt_end", "attempt_1612602874723_344108_1_00_000004_0", "failed")]
     # a file of only a trace is still no format (nothing to tell it by)
     assert detect("syslog", _TRACE.splitlines()) is None
+
+
+# -- S3A magic committer in an S3 access log ------------------------------------------------------------
+# SOURCE: the S3 server access log layout (AWS's documentation, as s3_access.py's samples) with S3A's
+# magic committer paths (CommitConstants MAGIC "__magic", MagicCommitPaths "job-<uuid>/tasks/<attempt>/
+# __base/<file>"); the destination and attempt are REAL, from a Spark 3 driver log's committer line
+# ("workPath=s3a://drop001-uniquehad-dev/filedrop/customer/__magic/job-3fcc59d0-…/tasks/
+# attempt_202412020942436910169306211933304_0000_m_000000_0/__base"). The early Referer is built from
+# HADOOP-17511's first AuditConstants (path "/%1$s/%2$s/", "job", "opid", "path", "pr", "ps", "t0").
+def _s3(op, key, referer="-", status=200, rid="R1"):
+    return (f'o drop001-uniquehad-dev [02/Dec/2024:09:42:50 +0000] 10.0.0.9 arn:aws:iam::1:role/etl {rid} {op} '
+            f'{key} "-" {status} - - 1 2 3 "{referer}" "Hadoop 3.3.6, aws-sdk-java/1.12.367" - H= SigV4 C '
+            f"AuthHeader drop001-uniquehad-dev.s3.amazonaws.com TLSv1.2 - -")
+
+
+_ATTEMPT = "attempt_202412020942436910169306211933304_0000_m_000000_0"
+_MAGIC_DIR = f"filedrop/customer/__magic/job-3fcc59d0-0ba2-410c-a738-e378c0e51ec1/tasks/{_ATTEMPT}/__base"
+_PART = "dt%3D2024-12-02/part-00000-3fcc59d0-0ba2-410c-a738-e378c0e51ec1-c000.snappy.parquet"
+_EARLY_REFERER = ("https://audit.example.org/op_create/8c1e0e4a-0001/?op=op_create"
+                  "&path=s3a://drop001-uniquehad-dev/filedrop/customer/_SUCCESS&pr=alice"
+                  "&ps=2eac5a04-2153-48db-896a-09bc9a2fd132&job=job_20241202094243_0000&opid=8c1e0e4a-0001&t0=12&t1=12")
+
+
+def test_s3a_magic_committer_writes_and_attempts():
+    lines = [
+        _s3("REST.POST.UPLOADS", f"{_MAGIC_DIR}/{_PART}"),
+        _s3("REST.PUT.PART", f"{_MAGIC_DIR}/{_PART}", rid="R2"),
+        _s3("REST.PUT.OBJECT", f"{_MAGIC_DIR}/{_PART}.pending", rid="R3"),
+        _s3("REST.GET.OBJECT", f"{_MAGIC_DIR}/{_PART}.pending", rid="R4"),
+        _s3("REST.PUT.OBJECT", "filedrop/customer/_SUCCESS", referer=_EARLY_REFERER, rid="R5"),
+        _s3("REST.PUT.OBJECT", "filedrop/customer/other",
+            referer="https://www.example.com/op_create/1/?job=job_1_1&pr=mallory", rid="R6"),
+    ]
+    events, stats = _parse("s3-access", "\n".join(lines))
+    assert stats.rejected == 0
+    events.sort(key=lambda e: e.line_no)
+    got = [(e.line_no, e.kind, e.attempt_id, e.job_id, e.thread, (e.detail or {}).get("multipart"),
+            (e.detail or {}).get("attempt_from")) for e in events]
+    assert got == [
+        (1, "fs_context", _ATTEMPT, "job_202412020942436910169306211933304_0000", None, "initiate", "path"),
+        (2, "fs_context", _ATTEMPT, "job_202412020942436910169306211933304_0000", None, "part", "path"),
+        (3, "file_create", _ATTEMPT, "job_202412020942436910169306211933304_0000", None, None, "path"),
+        (4, "fs_reads", None, None, "arn:aws:iam::1:role/etl", None, None),
+        (5, "file_create", None, "job_20241202094243_0000", "alice from 10.0.0.9", None, None),
+        (6, "file_create", None, None, "arn:aws:iam::1:role/etl from 10.0.0.9", None, None),  # not S3A's host
+    ]
+    dest = "s3a://drop001-uniquehad-dev/filedrop/customer/dt=2024-12-02/part-00000-3fcc59d0-0ba2-410c-a738-e378c0e51ec1-c000.snappy.parquet"
+    assert events[0].detail["magic_dest"] == dest
+    assert events[4].detail["s3a_audit"] == {"op": "op_create", "id": "8c1e0e4a-0001", "ps": "2eac5a04-2153-48db-896a-09bc9a2fd132",
+                                             "p1": "s3a://drop001-uniquehad-dev/filedrop/customer/_SUCCESS",
+                                             "ji": "job_20241202094243_0000"}
+
+
+def test_s3a_magic_committer_through_ingest(cli, tmp_path, db_path):
+    """The block scan reads the same writes as the line parse."""
+    lines = [_s3("REST.GET.OBJECT", "x", rid="R0"), _s3("REST.POST.UPLOADS", f"{_MAGIC_DIR}/{_PART}"),
+             _s3("REST.PUT.PART", f"{_MAGIC_DIR}/{_PART}", rid="R2")]
+    write_files(tmp_path / "in", {"access.log": "\n".join(lines) + "\n"})
+    assert cli("ingest", tmp_path / "in", "--db", db_path).exit_code == 0
+    assert _rows(db_path, "SELECT line_no, kind, attempt_id, detail->>'multipart' FROM events ORDER BY line_no") == [
+        (1, "fs_reads", None, None), (2, "fs_context", _ATTEMPT, "initiate"), (3, "fs_context", _ATTEMPT, "part")]
