@@ -312,3 +312,56 @@ def test_s3a_magic_committer_through_ingest(cli, tmp_path, db_path):
     assert cli("ingest", tmp_path / "in", "--db", db_path).exit_code == 0
     assert _rows(db_path, "SELECT line_no, kind, attempt_id, detail->>'multipart' FROM events ORDER BY line_no") == [
         (1, "fs_reads", None, None), (2, "fs_context", _ATTEMPT, "initiate"), (3, "fs_context", _ATTEMPT, "part")]
+
+
+# -- Paste margins: audit logs, S3 access logs, .jhist ----------------------------------------------------
+# REAL: tests/corpus/eagle/hdfs-auditlog/securityAuditLog and the dr-elephant .jhist (see
+# tests/corpus/README.md); the S3 lines are s3_access.py's samples (AWS's documentation, NooBaa's test).
+def _store_facts(db_path):
+    return _rows(db_path, "SELECT s.format, e.line_no, e.kind, e.path, e.attempt_id, e.job_id, e.size "
+                          "FROM events e JOIN sources s USING (source_id) ORDER BY e.line_no, e.kind")
+
+
+def _ingest_one(cli, tmp_path, name, text, sub):
+    d = tmp_path / sub
+    write_files(d, {name: text})
+    db = tmp_path / f"{sub}.duckdb"
+    r = cli("ingest", d, "--db", db, "-v")
+    assert r.exit_code == 0, r.err
+    return r, _store_facts(db)
+
+
+def _margined(text, margin):
+    lines = text.splitlines()
+    if margin == "numbers":
+        return "".join(f"{i:>4} | {line}\n" for i, line in enumerate(lines, start=1))
+    return "".join(f"{margin}{line}\n" for line in lines)
+
+
+def test_pasted_storage_logs_and_jhist_read_behind_their_margin(cli, tmp_path, corpus):
+    from commitsleuth.parsers.formats import s3_access
+
+    audit = (corpus / "eagle" / "hdfs-auditlog" / "securityAuditLog").read_text()
+    jhist_name = "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
+    jhist = (corpus / "dr-elephant" / "history" / jhist_name).read_text()
+    s3 = "\n".join(s.line for s in s3_access.FORMAT.samples) + "\n"
+    for name, text, margin, prefix in [("audit.txt", audit, "> ", "quote"), ("s3.txt", s3, "numbers", "line-numbers"),
+                                       ("jhist.txt", jhist, "    ", "indent")]:
+        _, plain = _ingest_one(cli, tmp_path, name, text, f"plain-{prefix}")
+        r, pasted = _ingest_one(cli, tmp_path, name, _margined(text, margin), f"pasted-{prefix}")
+        assert "after a" in r.out and prefix in r.out, r.out
+        assert plain and [(f"{row[0]}+pasted:{prefix}", *row[1:]) for row in plain] == pasted, name
+    # the facts read behind the margin are the corpus's own (tests/corpus/README.md)
+    kinds = {}
+    for row in _store_facts(tmp_path / "pasted-quote.duckdb"):
+        kinds[row[2]] = kinds.get(row[2], 0) + 1
+    assert kinds == {"dir_create": 2, "fs_context": 3, "fs_reads": 1}  # 12 getfileinfo in one hour
+
+
+def test_line_number_margin_with_a_bar():
+    from commitsleuth.parsers.pasted import common_prefix, strip
+
+    lines = ["  9 | 2015-03-02 11:04:09,770 INFO x", " 10 | y", " 11 |   at z"]
+    assert common_prefix(lines) == "line-numbers"
+    assert strip(lines, "line-numbers") == ["2015-03-02 11:04:09,770 INFO x", "y", "  at z"]
+    assert common_prefix(["  9 | a", " 11 | b"]) is None  # numbers that do not count up are the log's own
