@@ -365,3 +365,41 @@ def test_line_number_margin_with_a_bar():
     assert common_prefix(lines) == "line-numbers"
     assert strip(lines, "line-numbers") == ["2015-03-02 11:04:09,770 INFO x", "y", "  at z"]
     assert common_prefix(["  9 | a", " 11 | b"]) is None  # numbers that do not count up are the log's own
+
+
+# -- A `yarn logs` excerpt cut above its first header ------------------------------------------------------
+def test_yarn_logs_excerpt_keeps_the_lines_above_its_first_header(cli, tmp_path, db_path):
+    """The excerpt starts inside a container's syslog (its tail, then "End of LogType:syslog"); those
+    lines are read by their own format; a pasted command line above them is a counted reject."""
+    from test_layouts import MR2_CONTAINER, YARN_LOGS
+
+    text = "$ yarn logs -applicationId application_1612183984688_0028\n" + MR2_CONTAINER + \
+        "End of LogType:syslog\n" + YARN_LOGS.lstrip("\n")
+    write_files(tmp_path / "in", {"application_1612183984688_0028.log": text})
+    r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
+    assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 7 events, 1 rejected lines"
+    got = _rows(db_path, "SELECT line_no, kind, attempt_id, host, detail->>'container', detail->>'log_type', "
+                         "detail->>'format' FROM events ORDER BY line_no")
+    a0, a1 = "attempt_1612183984688_0028_m_000035_0", "attempt_1612183984688_0028_m_000035_1"
+    c36, c37 = "container_1612183984688_0028_01_000036", "container_1612183984688_0028_01_000037"
+    assert got == [
+        (2, "attempt_state", a0, None, None, "syslog", "mr2-yarn"),
+        (3, "commit_allowed", a0, None, None, "syslog", "mr2-yarn"),
+        (4, "attempt_end", a0, None, None, "syslog", "mr2-yarn"),
+        (18, "attempt_state", a0, "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (19, "commit_allowed", a0, "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (20, "attempt_end", a0, "node05.example.com", c36, "syslog", "mr2-yarn"),
+        (32, "attempt_state", a1, "node06.example.com", c37, "syslog", "mr2-yarn"),
+    ]
+    assert _rows(db_path, "SELECT reason, count, first_line FROM rejects") == [("no head before first record", 1, 1)]
+
+
+def test_yarn_logs_lines_above_the_header_in_no_format_are_counted(cli, tmp_path, db_path):
+    from test_layouts import YARN_LOGS
+
+    text = "$ yarn logs -applicationId application_1612183984688_0028\nsee below\n" + YARN_LOGS
+    write_files(tmp_path / "in", {"app.log": text})
+    r = cli("ingest", tmp_path / "in", "--db", db_path)
+    assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 4 events, 2 rejected lines"
+    assert _rows(db_path, "SELECT reason, count, first_line FROM rejects") == [
+        ("yarn-logs: line above the first container header, in no format", 2, 1)]
