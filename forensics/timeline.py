@@ -158,8 +158,7 @@ pv AS (
 e AS (
     SELECT k.*, coalesce(al.location, k.raw_location) AS part_location,
            coalesce(pv.partition_spec, k.partition_spec) AS part_spec,
-           -- a threadless log's step names its query by the line that started it (parsers/base.py)
-           coalesce(k.attempt_id, k.thread, k.query_id, 'query at line ' || (k.detail->>'query_line'), k.app_id) AS actor
+           coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor
     FROM keyed k
     LEFT JOIN al ON al.alias = k.raw_location
     LEFT JOIN pv ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec

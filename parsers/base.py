@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 
 from commitsleuth.model import Event
 from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
-from commitsleuth.parsers.messages import KEYWORD_RE, parse_message
+from commitsleuth.parsers.messages import KEYWORD_RE, history_continued, parse_message
 
 MAX_CONTINUATION_LINES = 40
 # What a query does after it starts: in a log without threads (Hive CLI console, Hive 0.x,
@@ -250,8 +250,8 @@ class RecordParser:
             self.query = None
         elif kind in QUERY_STEPS and self.query is not None and fields.get("query_id") is None:
             q = self.query
-            if q["id"] is not None:
-                fields["query_id"] = q["id"]
+            # a query the log gives no id is named by its line, as CS104 names it ("query at line 5")
+            fields["query_id"] = q["id"] or f"query at line {q['line']}"
             detail["query_line"] = q["line"]
             if kind == "load" and q["overwrite"]:
                 detail["overwrite"] = True
@@ -277,6 +277,10 @@ class RecordParser:
 def finish(ev: Event, continuation: list[str]) -> Event:
     """The record's event with its continuation lines (stack trace, SQL) attached."""
     if continuation:
+        if ev.kind == "attempt_end" and ev.host is None:
+            fields = {"detail": ev.detail}
+            history_continued(fields, continuation)
+            ev.host = fields.get("host")
         ev.raw = "\n".join([ev.raw or "", *continuation])[:MAX_RAW_CHARS]
         ev.detail = {**(ev.detail or {}), "continuation_lines": len(continuation)}
     return ev

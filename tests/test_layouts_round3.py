@@ -157,8 +157,8 @@ def test_hive_cli_console_is_read(cli, tmp_path, db_path):
         (16, "load", q, None, "sales.orders", "dt=2014-08-24", "1", "true"),
         (17, "stats", q, None, "sales.orders", "dt=2014-08-24", "1", None),
         (23, "query_start", None, None, None, None, None, None),
-        (24, "load", None, None, "staging.orders", None, "23", None),  # LOAD … INTO: no overwrite
-        (25, "stats", None, None, "staging.orders", None, "23", None),
+        (24, "load", "query at line 23", None, "staging.orders", None, "23", None),  # LOAD … INTO: no overwrite
+        (25, "stats", "query at line 23", None, "staging.orders", None, "23", None),
     ]
 
 
@@ -403,3 +403,86 @@ def test_yarn_logs_lines_above_the_header_in_no_format_are_counted(cli, tmp_path
     assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 4 events, 2 rejected lines"
     assert _rows(db_path, "SELECT reason, count, first_line FROM rejects") == [
         ("yarn-logs: line above the first container header, in no format", 2, 1)]
+
+
+# -- Smaller ---------------------------------------------------------------------------------------------
+def test_hadoop_client_running_job_is_a_job_start():
+    # SOURCE: org.apache.hadoop.mapreduce.Job.monitorAndPrintJob, LOG.info("Running job: " + jobId),
+    # in the console layout of the REAL LocalJobRunner run in test_layouts.
+    text = ("16/11/17 17:05:59 INFO mapreduce.Job: Running job: job_local1677532496_0001\n"
+            "16/11/17 17:05:59 INFO mapreduce.Job: Running job: nightly\n"  # not a job id: no event
+            "16/11/17 17:06:01 INFO mapreduce.Job: Job job_local1677532496_0001 completed successfully\n")
+    events, stats = _parse("hadoop-client", text)
+    assert [(e.line_no, e.kind, e.job_id, e.status) for e in events] == [
+        (1, "job_start", "job_local1677532496_0001", None), (3, "job_end", "job_local1677532496_0001", "success")]
+    assert stats.rejected == 0
+
+
+# SOURCE: Spark 1.6 BaseWriterContainer.abortTask (logError(s"Task attempt $taskAttemptId aborted.")) and
+# Hadoop FileOutputCommitter.abortTask (LOG.warn("Could not delete " + taskAttemptPath)), in the layout
+# and with the output dir of the REAL loghub Spark_2k.log (tests/corpus/loghub).
+SPARK16_ABORT = """\
+17/06/09 20:10:58 ERROR datasources.DefaultWriterContainer: Task attempt attempt_201706092018_0024_m_000004_0 aborted.
+17/06/09 20:10:58 WARN output.FileOutputCommitter: Could not delete hdfs://10.10.34.11:9000/pjhe/test/1/_temporary/0/_temporary/attempt_201706092018_0024_m_000004_0
+17/06/09 20:10:58 WARN output.FileOutputCommitter: Could not delete hdfs://10.10.34.11:9000/pjhe/tmp/lock
+17/06/09 20:10:58 INFO executor.Executor: Task attempt attempt_201706092018_0024_m_000004_0 is done
+"""
+
+
+def test_spark16_task_abort_and_undeleted_attempt_dir_are_events():
+    events, stats = _parse("spark-log", SPARK16_ABORT)
+    a = "attempt_201706092018_0024_m_000004_0"
+    assert [(e.line_no, e.kind, e.attempt_id, e.task_id, e.status, e.path) for e in events] == [
+        (1, "attempt_state", a, "task_201706092018_0024_m_000004", "aborted", None),
+        (2, "attempt_state", a, "task_201706092018_0024_m_000004", "abort_cleanup_failed",
+         "hdfs://10.10.34.11:9000/pjhe/test/1/_temporary/0/_temporary/" + a),
+    ]
+    assert stats.rejected == 0
+
+
+def test_spark_log_attempt_end_names_the_attempt_as_the_event_log_does():
+    """The text log's attempt is Spark's own wording, the one the event-log decoder stores."""
+    from commitsleuth.parsers.spark_events import attempt_label
+
+    line = ("21/08/10 23:48:05 INFO TaskSetManager: Lost task 21.0 in stage 0.0 (TID 21) (ltx1-hcl12291.grid."
+            "linkedin.com executor 7): TaskKilled (another attempt succeeded)")
+    (ev,), _ = _parse("spark-log", line)
+    assert (ev.kind, ev.status, ev.attempt_id, ev.attempt_no, ev.task_id, ev.detail["tid"]) == (
+        "attempt_end", "killed", attempt_label(0, 0, 21, 0, 21), 0, "0.21", 21)
+
+
+def test_tez_attempt_finished_keeps_node_after_a_multiline_diagnostic():
+    # SOURCE: tez-dag HistoryEventHandler's TASK_ATTEMPT_FINISHED line (the REAL one of tez_task.py's
+    # samples), its diagnostics a stack trace over several lines, the fields after it on the last.
+    text = (
+        "2021-08-25 14:37:24,329 [INFO] [Dispatcher thread {Central}] |HistoryEventHandler.criticalEvents|: "
+        "[HISTORY][DAG:dag_1612602874723_344108_1][Event:TASK_ATTEMPT_FINISHED]: vertexName=Map 1, "
+        "taskAttemptId=attempt_1612602874723_344108_1_00_000004_0, creationTime=1629873439340, status=FAILED, "
+        "taskFailureType=FATAL, errorEnum=APPLICATION_ERROR, diagnostics=Error: Error while running task ( failure ) : "
+        "java.lang.RuntimeException: Hive Runtime Error\n"
+        "\tat org.apache.hadoop.hive.ql.exec.tez.TezProcessor.initializeAndRunProcessor(TezProcessor.java:296)\n"
+        "\tat org.apache.tez.runtime.task.TaskRunner2Callable.callInternal(TaskRunner2Callable.java:75)\n"
+        ", errorEnum=APPLICATION_ERROR, nodeHttpAddress=datanode143-ysten3:8042, counters=Counters: 15\n"
+        "2021-08-25 14:37:24,330 [INFO] [Dispatcher thread {Central}] |impl.TaskImpl|: Task succeeded with "
+        "attempt attempt_1612602874723_344108_1_00_000004_1\n")
+    events, _ = _parse("tez-task", text)
+    (ev,) = events
+    assert (ev.kind, ev.status, ev.host, ev.detail["node_http"], ev.detail["continuation_lines"]) == (
+        "attempt_end", "failed", "datanode143-ysten3", "datanode143-ysten3:8042", 3)
+    assert ev.detail["diagnostics"] == "Error: Error while running task ( failure ) : java.lang.RuntimeException: Hive Runtime Error"
+
+
+def test_unpartitioned_hive3_load_has_its_tables_location(cli, tmp_path, db_path):
+    # SOURCE: Hive 3 MoveTask through SessionState.printInfo ("Loading data to table " + table + " from "
+    # + source), the staging dir inside a managed table (hive.exec.stagingdir), in the REAL hive.log layout
+    # of test_layouts.HIVE3_DEFAULT_DB; nothing else in the log names the table's location.
+    line = ("2024-01-05 10:01:02,525 INFO  [HiveServer2-Background-Pool: Thread-77] exec.Task "
+            "(SessionState.java:printInfo(1227)) - Loading data to table sales.orders from hdfs://nn:8020/warehouse/"
+            "tablespace/managed/hive/sales.db/orders/.hive-staging_hive_2024-01-05_10-00-40_101_1-1/-ext-10000\n")
+    write_files(tmp_path / "in", {"hiveserver2.log": line})
+    assert cli("ingest", tmp_path / "in", "--db", db_path).exit_code == 0
+    assert _rows(db_path, "SELECT kind, table_name, location, partition_spec FROM events") == [
+        ("load", "sales.orders", "hdfs://nn:8020/warehouse/tablespace/managed/hive/sales.db/orders", None)]
+    partitioned = line.replace("sales.orders from", "sales.orders partition (dt=2024-01-04) from")
+    events, _ = _parse("hive-log4j1", partitioned)
+    assert events[0].target_path is None  # a partition's directory is the metastore's to say

@@ -24,7 +24,7 @@ LOG4J2_HEAD = re.compile(
     rf"{ISO_TS} \[(?P<thread>[^\]]*)\] {LEVEL} +"
     rf"(?P<logger>org\.apache\.(?:spark|hadoop|parquet)\.[\w$.]+) +(?:\[[^\]]*\] +)?- {MESSAGE}"
 )
-SPARK_KINDS = ("attempt_start", "attempt_end", "speculate", "task_commit", "commit_denied", "job_commit",
+SPARK_KINDS = ("attempt_start", "attempt_end", "attempt_state", "speculate", "task_commit", "commit_denied", "job_commit",
                "job_abort", "conf")
 
 YY = Format(
