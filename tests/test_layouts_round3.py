@@ -486,3 +486,18 @@ def test_unpartitioned_hive3_load_has_its_tables_location(cli, tmp_path, db_path
     partitioned = line.replace("sales.orders from", "sales.orders partition (dt=2024-01-04) from")
     events, _ = _parse("hive-log4j1", partitioned)
     assert events[0].target_path is None  # a partition's directory is the metastore's to say
+
+
+def test_unknown_spark_event_types_are_counted(cli, tmp_path, db_path, corpus):
+    """Another library's listener events are not read, and say so, per type; Spark's own
+    events without a reader (BlockManagerAdded, streaming progress…) are not rejects."""
+    log = (corpus / "sparklens" / "local-1532512550423").read_text()
+    first, rest = log.split("\n", 1)
+    custom = ['{"Event":"com.example.lineage.LineageEvent","plan":"x"}',
+              '{"Event":"org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent","id":"q"}',
+              '{"Event":"com.example.lineage.LineageEvent","plan":"y"}']
+    write_files(tmp_path / "in", {"local-1532512550423": "\n".join([first, *custom, rest])})
+    r = cli("ingest", tmp_path / "in", "--db", db_path)
+    assert r.exit_code == 0, r.err
+    assert _rows(db_path, "SELECT reason, count, first_line FROM rejects") == [
+        ("Spark event of a type not Spark's own, not read: com.example.lineage.LineageEvent", 2, 2)]
