@@ -32,6 +32,7 @@ KEYWORDS = (
     "Task attempt attempt_",
     "Could not delete ",
     "hive> ",
+    ")> ",  # "hive (db)> "
     "Starting command",
     "Launching Job ",
     "Ended Job =",
@@ -303,10 +304,10 @@ class MessageTransformer(Transformer):
                 "detail": {"time_taken": float(seconds)}}
 
     def cli_prompt(self, items):
-        if not items or items[0] is None:
+        if len(items) < 2 or items[1] is None:
             return {}  # an empty prompt
         return {"kind": "query_start", "status": "running",
-                "detail": {"phase": "execute", "command": str(items[0]), "via": "cli"}}
+                "detail": {"phase": "execute", "command": str(items[1]), "via": "cli"}}
 
     def sqoop_load(self, items):
         return {"kind": "query_start", "status": "running",

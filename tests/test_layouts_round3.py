@@ -167,6 +167,11 @@ def test_hive_cli_twins():
     assert detect("x.out", ["Query ID = hive_1", "Total jobs = 1", "OK"]).name == "hive-cli"
     assert detect("x.out", ["INFO  : Query ID = hive_1", "INFO  : Total jobs = 1"]).name == "hs2-oplog-terse"
     assert detect("x.out", ["Number of rows: 12", "a\tb", "c\td"]) is None
+    # hive.cli.print.current.db's prompt: the same query start
+    events, stats = _parse("hive-cli", "hive (sales)> INSERT OVERWRITE TABLE t SELECT 1;\nLoading data to table sales.t\n")
+    assert [(e.kind, (e.detail or {}).get("command"), (e.detail or {}).get("overwrite")) for e in events] == [
+        ("query_start", "INSERT OVERWRITE TABLE t SELECT 1;", None), ("load", None, True)]
+    assert stats.rejected == 0
 
 
 # -- Sqoop --hive-import: steps without thread names tied to their query --------------------------------

@@ -18,7 +18,7 @@ RECORD_START = re.compile(
     r"|Loading data to table |Moving data to |Stage-\d+ is (?:selected|filtered out) by condition resolver"
     r"|MapReduce Jobs Launched:|Stage-Stage-\d+: |Total MapReduce CPU Time Spent: |OK$|Time taken: "
     r"|Status: (?:Running|DAG finished|Failed)|Table \S+ stats: \[|Partition \S+ stats: \["
-    r"|Number of reduce tasks |hive> )"
+    r"|Number of reduce tasks |hive(?: \([\w$]*\))?> )"
 )
 
 FORMAT = Format(
