@@ -320,8 +320,8 @@ def test_s3a_magic_committer_through_ingest(cli, tmp_path, db_path):
 
 
 # -- Paste margins: audit logs, S3 access logs, .jhist ----------------------------------------------------
-# REAL: tests/corpus/eagle/hdfs-auditlog/securityAuditLog and the dr-elephant .jhist (see
-# tests/corpus/README.md); the S3 lines are s3_access.py's samples (AWS's documentation, NooBaa's test).
+# REAL: tests/corpus/eagle/hdfs-auditlog/securityAuditLog, the dr-elephant .jhist and the sparklens
+# event log (see tests/corpus/README.md); the S3 lines are s3_access.py's samples (AWS's documentation, NooBaa's test).
 def _store_facts(db_path):
     return _rows(db_path, "SELECT s.format, e.line_no, e.kind, e.path, e.attempt_id, e.job_id, e.size "
                           "FROM events e JOIN sources s USING (source_id) ORDER BY e.line_no, e.kind")
@@ -350,8 +350,10 @@ def test_pasted_storage_logs_and_jhist_read_behind_their_margin(cli, tmp_path, c
     jhist_name = "job_1526555215992_0001-1526555642677-user-QuasiMonteCarlo-1526555658299-1-1-SUCCEEDED-default-1526555648931.jhist"
     jhist = (corpus / "dr-elephant" / "history" / jhist_name).read_text()
     s3 = "\n".join(s.line for s in s3_access.FORMAT.samples) + "\n"
+    eventlog = (corpus / "sparklens" / "local-1532512550423").read_text()
     for name, text, margin, prefix in [("audit.txt", audit, "> ", "quote"), ("s3.txt", s3, "numbers", "line-numbers"),
-                                       ("jhist.txt", jhist, "    ", "indent")]:
+                                       ("jhist.txt", jhist, "    ", "indent"),
+                                       ("local-1532512550423", eventlog, "| ", "pipe")]:
         _, plain = _ingest_one(cli, tmp_path, name, text, f"plain-{prefix}")
         r, pasted = _ingest_one(cli, tmp_path, name, _margined(text, margin), f"pasted-{prefix}")
         assert "after a" in r.out and prefix in r.out, r.out
