@@ -508,3 +508,26 @@ def test_unknown_spark_event_types_are_counted(cli, tmp_path, db_path, corpus):
     assert r.exit_code == 0, r.err
     assert _rows(db_path, "SELECT reason, count, first_line FROM rejects") == [
         ("Spark event of a type not Spark's own, not read: com.example.lineage.LineageEvent", 2, 2)]
+
+
+def test_threadless_query_tie_opens_and_closes():
+    """A new id opens a new query; a query's end closes it (nothing after is its)."""
+    # SOURCE: Hive 2.x ql/Driver.java's "Executing command(queryId=…)" and "Completed executing
+    # command(queryId=…); Time taken: … seconds", MoveTask's "Loading data to table …", in a log4j1
+    # layout without thread (the seed-004 layout).
+    head = "2018-09-28 10:15:0{} INFO  ql.Driver (Driver.java:execute(1)) - "
+    text = "\n".join([
+        head.format(1) + "Executing command(queryId=hive_1): insert overwrite table t select 1",
+        head.format(2) + "Loading data to table db.t",
+        head.format(3) + "Executing command(queryId=hive_2): insert into table t select 2",
+        head.format(4) + "Loading data to table db.t",
+        head.format(5) + "Completed executing command(queryId=hive_2); Time taken: 1.5 seconds",
+        head.format(6) + "Loading data to table db.u",
+    ])
+    events, stats = _parse("hive-log4j1", text)
+    assert [(e.line_no, e.kind, e.query_id, (e.detail or {}).get("overwrite")) for e in events] == [
+        (1, "query_start", "hive_1", None), (2, "load", "hive_1", True),
+        (3, "query_start", "hive_2", None), (4, "load", "hive_2", None),
+        (5, "query_end", "hive_2", None), (6, "load", None, None)]
+    assert stats.rejected == 0
+    assert _parse("hive-cli", "hive> \n")[1].rejected == 0  # an empty prompt is no query
