@@ -256,6 +256,11 @@ def test_failed_task_log_mostly_stack_trace_is_recognised(cli, tmp_path, db_path
         (136, "attempt_end", "attempt_1612602874723_344108_1_00_000004_0", "failed")]
     # a file of only a trace is still no format (nothing to tell it by)
     assert detect("syslog", _TRACE.splitlines()) is None
+    # an MR2 container's syslog of a failed attempt (YarnChild's "Exception running child : " + trace)
+    mr2 = ["2021-06-06 13:50:13,612 INFO [main] org.apache.hadoop.mapred.MapTask: Processing split: hdfs://nn/in/a:0+134217728",
+           "2021-06-06 13:50:19,001 WARN [main] org.apache.hadoop.mapred.YarnChild: Exception running child : "
+           "java.io.IOException: Filesystem closed", *_TRACE.splitlines(), *_TRACE.splitlines()]
+    assert detect("syslog", mr2).name == "mr2-yarn"
 
 
 # -- S3A magic committer in an S3 access log ------------------------------------------------------------
