@@ -23,12 +23,12 @@ from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 from commitsleuth.parsers.messages import KEYWORD_RE, history_continued, parse_message
 
 MAX_CONTINUATION_LINES = 40
+MAX_RAW_CHARS = 8192
+BINARY = "binary data (NUL bytes)"
 # What a query does after it starts: in a log without threads (Hive CLI console, Hive 0.x,
 # Sqoop's console) these lines belong to the query started last, which nothing else names.
 QUERY_STEPS = ("load", "publish", "stats", "job_start", "job_end", "dir_create", "delete", "dedup_remove")
 OVERWRITE = re.compile(r"\bOVERWRITE\b", re.I)
-MAX_RAW_CHARS = 8192
-BINARY = "binary data (NUL bytes)"
 
 
 @dataclass(frozen=True)
@@ -188,8 +188,11 @@ class RecordParser:
     records: the attempt a headless dump names above its output, and each thread's last
     metastore call (its audit line repeats it)."""
 
-    def __init__(self, fmt: Format, ctx: SourceContext, stats: ParseStats):
+    def __init__(self, fmt: Format, ctx: SourceContext, stats: ParseStats, tie_queries: bool = True):
         self.fmt = fmt
+        # a worker's range in the middle of a file counts lines from its own start and has not
+        # seen the query above it: it ties no step to a query (CS104's own join still does)
+        self.tie_queries = tie_queries
         self.ctx = ctx
         self.stats = stats
         self.attempt = ctx.attempt_id
@@ -229,7 +232,7 @@ class RecordParser:
                 return None
         if self.attempt and "attempt_id" not in fields:
             fields.update(attempt_fields(self.attempt))
-        if fields.get("thread") is None and "attempt_id" not in fields:
+        if self.tie_queries and fields.get("thread") is None and "attempt_id" not in fields:
             self._tie_to_query(fields, detail, line_no, text)
         return Event(source_id=self.ctx.source_id, line_no=line_no, byte_offset=offset, raw=text,
                      detail=detail or None, **fields)

@@ -536,3 +536,14 @@ def test_threadless_query_tie_opens_and_closes():
         (5, "query_end", "hive_2", None), (6, "load", None, None)]
     assert stats.rejected == 0
     assert _parse("hive-cli", "hive> \n")[1].rejected == 0  # an empty prompt is no query
+
+
+def test_a_range_in_the_middle_of_a_file_ties_no_step():
+    """A worker's range counts lines from its own start: a label from them would be wrong."""
+    from commitsleuth.parsers.scan import BlockScanner
+
+    data = (SQOOP_HIVE_IMPORT.encode())
+    for at_start, want in ((True, "query at line 1"), (False, None)):
+        scanner = BlockScanner(get_format("hadoop-client"), SourceContext("x"), ParseStats(), 1, at_start=at_start)
+        events = [*scanner.feed(0, data), *scanner.close()]
+        assert [(e.kind, e.query_id) for e in events if e.kind == "load"] == [("load", want)]

@@ -22,6 +22,7 @@ LOG_TYPE = re.compile(r"LogType:\s*(?P<type>\S+)\s*$")
 CONTENTS = re.compile(r"Log ?Contents:\s*$")
 END = re.compile(r"End of LogType:\s*(?P<type>\S+)")
 DETECT_LINES = 200
+BEFORE_MAX = 50_000  # lines above the first header held at once
 
 
 def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
@@ -43,6 +44,9 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
             # an excerpt starts where it was cut: the tail of a container's log, or the client's
             # own lines; kept and read by their own format, or counted
             before.append((line_no, offset, text))
+            if len(before) >= BEFORE_MAX:  # --format yarn-logs on a file with no header: in parts
+                yield from _before_headers(before, ctx, stats)
+                before = []
             continue
         m = LOG_TYPE.match(text)
         if m:
