@@ -143,7 +143,7 @@ def test_hive_cli_console_is_read(cli, tmp_path, db_path):
     r = cli("ingest", tmp_path / "in", "--db", db_path, "-v")
     assert r.exit_code == 0, r.err
     assert r.out.splitlines()[0] == "ingested 1 file (1 ok): 11 events, 0 rejected lines"
-    assert r.out.splitlines()[1].endswith("hive-cli: 25 of 27 heads")
+    assert r.out.splitlines()[1].endswith("hive-console: 25 of 27 heads")
     got = _rows(db_path, "SELECT line_no, kind, query_id, job_id, table_name, partition_spec, "
                          "detail->>'query_line', detail->>'overwrite' FROM events ORDER BY line_no")
     q = "etl_20140825010203_5b0b1c7e-8f0a-4d61-9a3e-6b2f1f0c9d11"
@@ -164,11 +164,11 @@ def test_hive_cli_console_is_read(cli, tmp_path, db_path):
 
 def test_hive_cli_twins():
     """HiveServer2's operation log carries the same words behind "INFO  : ": not the console."""
-    assert detect("x.out", ["Query ID = hive_1", "Total jobs = 1", "OK"]).name == "hive-cli"
+    assert detect("x.out", ["Query ID = hive_1", "Total jobs = 1", "OK"]).name == "hive-console"
     assert detect("x.out", ["INFO  : Query ID = hive_1", "INFO  : Total jobs = 1"]).name == "hs2-oplog-terse"
     assert detect("x.out", ["Number of rows: 12", "a\tb", "c\td"]) is None
     # hive.cli.print.current.db's prompt: the same query start
-    events, stats = _parse("hive-cli", "hive (sales)> INSERT OVERWRITE TABLE t SELECT 1;\nLoading data to table sales.t\n")
+    events, stats = _parse("hive-console", "hive (sales)> INSERT OVERWRITE TABLE t SELECT 1;\nLoading data to table sales.t\n")
     assert [(e.kind, (e.detail or {}).get("command"), (e.detail or {}).get("overwrite")) for e in events] == [
         ("query_start", "INSERT OVERWRITE TABLE t SELECT 1;", None), ("load", None, True)]
     assert stats.rejected == 0
@@ -535,7 +535,7 @@ def test_threadless_query_tie_opens_and_closes():
         (3, "query_start", "hive_2", None), (4, "load", "hive_2", None),
         (5, "query_end", "hive_2", None), (6, "load", None, None)]
     assert stats.rejected == 0
-    assert _parse("hive-cli", "hive> \n")[1].rejected == 0  # an empty prompt is no query
+    assert _parse("hive-console", "hive> \n")[1].rejected == 0  # an empty prompt is no query
 
 
 def test_a_range_in_the_middle_of_a_file_ties_no_step():

@@ -22,7 +22,7 @@ RECORD_START = re.compile(
 )
 
 FORMAT = Format(
-    name="hive-cli",
+    name="hive-console",
     description="Hive CLI console output (SessionState.printInfo lines, no head): 'Query ID = …', "
     "'Starting Job = …', 'Ended Job = …', 'Loading data to table …'",
     head=None,
