@@ -20,11 +20,15 @@ from typing import Callable, Iterable, Iterator
 
 from commitsleuth.model import Event
 from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
-from commitsleuth.parsers.messages import KEYWORD_RE, parse_message
+from commitsleuth.parsers.messages import KEYWORD_RE, history_continued, parse_message
 
 MAX_CONTINUATION_LINES = 40
 MAX_RAW_CHARS = 8192
 BINARY = "binary data (NUL bytes)"
+# What a query does after it starts: in a log without threads (Hive CLI console, Hive 0.x,
+# Sqoop's console) these lines belong to the query started last, which nothing else names.
+QUERY_STEPS = ("load", "publish", "stats", "job_start", "job_end", "dir_create", "delete", "dedup_remove")
+OVERWRITE = re.compile(r"\bOVERWRITE\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -184,13 +188,17 @@ class RecordParser:
     records: the attempt a headless dump names above its output, and each thread's last
     metastore call (its audit line repeats it)."""
 
-    def __init__(self, fmt: Format, ctx: SourceContext, stats: ParseStats):
+    def __init__(self, fmt: Format, ctx: SourceContext, stats: ParseStats, tie_queries: bool = True):
         self.fmt = fmt
+        # a worker's range in the middle of a file counts lines from its own start and has not
+        # seen the query above it: it ties no step to a query (CS104's own join still does)
+        self.tie_queries = tie_queries
         self.ctx = ctx
         self.stats = stats
         self.attempt = ctx.attempt_id
         self.last_call: dict[str | None, tuple] = {}
         self.looked_up: dict[tuple, list] = {}  # (thread, table) -> values of its last get_partition
+        self.query: dict | None = None  # the query a threadless log started last
 
     def event(self, line_no: int, offset: int, text: str, hit: bool = False) -> Event | None:
         """The event a record's first line states, or None. ``hit``: the caller already found
@@ -224,8 +232,32 @@ class RecordParser:
                 return None
         if self.attempt and "attempt_id" not in fields:
             fields.update(attempt_fields(self.attempt))
+        if self.tie_queries and fields.get("thread") is None and "attempt_id" not in fields:
+            self._tie_to_query(fields, detail, line_no, text)
         return Event(source_id=self.ctx.source_id, line_no=line_no, byte_offset=offset, raw=text,
                      detail=detail or None, **fields)
+
+    def _tie_to_query(self, fields: dict, detail: dict, line_no: int, text: str) -> None:
+        """A threadless line's query: a query start opens one unless it names the id of the one
+        open (compile, execute) or is the first to name one (Hive 1.x prints "Starting command:
+        <sql>", then "Query ID = <id>"); the steps after it are its, a load of an OVERWRITE
+        statement an overwrite."""
+        kind = fields["kind"]
+        if kind == "query_start":
+            qid, q = fields.get("query_id"), self.query
+            if q is None or qid is None or q["id"] not in (None, qid):
+                self.query = q = {"id": qid, "line": line_no, "overwrite": False}
+            q["id"] = q["id"] or qid
+            q["overwrite"] = q["overwrite"] or OVERWRITE.search(text) is not None
+        elif kind == "query_end":
+            self.query = None
+        elif kind in QUERY_STEPS and self.query is not None and fields.get("query_id") is None:
+            q = self.query
+            # a query the log gives no id is named by its line, as CS104 names it ("query at line 5")
+            fields["query_id"] = q["id"] or f"query at line {q['line']}"
+            detail["query_line"] = q["line"]
+            if kind == "load" and q["overwrite"]:
+                detail["overwrite"] = True
 
     def _repeated_call(self, fields: dict, detail: dict) -> bool:
         key = (fields["kind"], fields.get("table_name"), tuple(detail.get("values") or ()),
@@ -248,6 +280,10 @@ class RecordParser:
 def finish(ev: Event, continuation: list[str]) -> Event:
     """The record's event with its continuation lines (stack trace, SQL) attached."""
     if continuation:
+        if ev.kind == "attempt_end" and ev.host is None:
+            fields = {"detail": ev.detail}
+            history_continued(fields, continuation)
+            ev.host = fields.get("host")
         ev.raw = "\n".join([ev.raw or "", *continuation])[:MAX_RAW_CHARS]
         ev.detail = {**(ev.detail or {}), "continuation_lines": len(continuation)}
     return ev

@@ -5,7 +5,9 @@ Caller contexts (``hadoop.caller.context.enabled=true``; the NameNode cuts them 
 
 - Spark ``Utils.CallerContext``: ``SPARK_TASK_<appId>[_<appAttemptId>]_JId_<job>_SId_<stage>_<stageAttempt>_TId_<taskId>_<attemptNumber>``
   and ``SPARK_DRIVER_<appId>[_<appAttemptId>]``, after an optional upstream context;
-- Hive ``Hadoop23Shims``: ``hive_queryId_<queryId>`` and ``hive_sessionId_<sessionId>``;
+- Hive ``Hadoop23Shims``: ``hive_queryId_<queryId>`` and ``hive_sessionId_<sessionId>``; HDP 2.x's Hive
+  wrote ``HIVE_QUERY_ID:<queryId>`` (a real line in Apache Ambari's log-search tests:
+  ``callerContext=HIVE_QUERY_ID:ambari-qa_20160317200111_223b3079-4a2d-431c-920f-6ba37ed63e9f``);
 - Tez ``TezUtilsInternal.setHadoopCallerContext``: ``tez_ta:<attempt>``, ``tez_v:<vertex>``,
   ``tez_dag:<dag>``, ``tez_app:<application>``.
 
@@ -26,6 +28,8 @@ SPARK_CONTEXT = re.compile(
     r"(?:_JId_(?P<job>\d+)_SId_(?P<stage>\d+)_(?P<stage_attempt>\d+)_TId_(?P<tid>\d+)_(?P<attempt>\d+))?"
 )
 HIVE_CONTEXT = re.compile(r"hive_(?P<what>queryId|sessionId)_(?P<id>[\w.-]+?)(?::[^:]*)?$")
+# HDP 2.x: the id follows the colon, so no NameNode signature can be told from it by shape
+HDP_HIVE_CONTEXT = re.compile(r"HIVE_QUERY_ID:(?P<id>[\w.-]+)")
 TEZ_CONTEXT = re.compile(r"tez_(?P<what>ta|v|dag|app):(?P<id>[\w]+)")
 MR_CONTEXT = re.compile(r"mr_(?:(?P<attempt>attempt_\d+_\d+_[mr]_\d+_\d+)|appmaster_appattempt_(?P<cluster>\d+)_(?P<app>\d+)_\d+)")
 
@@ -51,6 +55,9 @@ def caller_fields(context: str | None) -> dict:
     m = HIVE_CONTEXT.search(context)
     if m:
         return {"query_id": m["id"]} if m["what"] == "queryId" else {}
+    m = HDP_HIVE_CONTEXT.match(context)
+    if m:
+        return {"query_id": m["id"]}
     m = TEZ_CONTEXT.search(context)
     if m:
         what, ident = m["what"], m["id"]
@@ -73,11 +80,20 @@ def spark_job(context: str | None) -> str | None:
 
 
 # Hadoop S3A HttpReferrerAuditHeader: https://<host>/hadoop/1/<op>/<span>/?op=…&p1=…&pr=…&ps=…&id=…&ji=…&ta=…
+# Its first form (HADOOP-17511's early AuditConstants: PATH_FORMAT "/%1$s/%2$s/", JOB_ID "job",
+# OP_ID "opid", PATH "path", PATH2 "path2") had no "/hadoop/1" and longer names; only its fixed
+# host, REFERRER_ORIGIN_HOST "audit.example.org", tells it. Its names are given today's.
+S3A_AUDIT_HOST = "audit.example.org"
+_EARLY_NAMES = {"job": "ji", "opid": "id", "path": "p1", "path2": "p2"}
+
+
 def s3a_referer(referer: str | None) -> dict | None:
     """The S3A audit fields of a Referer (op, p1, p2, pr, ps, id, ji, ta, t0, ts…), or None."""
-    if not referer or "/hadoop/" not in referer:
+    if not referer or ("/hadoop/" not in referer and S3A_AUDIT_HOST not in referer):
         return None
     parts = urlsplit(referer)
-    if not parts.path.startswith("/hadoop/"):
+    if parts.path.startswith("/hadoop/"):
+        return {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}
+    if parts.hostname != S3A_AUDIT_HOST:
         return None
-    return {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}
+    return {_EARLY_NAMES.get(k, k): v[0] for k, v in parse_qs(parts.query, keep_blank_values=False).items()}

@@ -6,7 +6,7 @@ import re
 
 from lark import Token, Transformer, UnexpectedInput
 
-from commitsleuth.parsers.attempts import attempt_fields
+from commitsleuth.parsers.attempts import ANY_ATTEMPT_RE, attempt_fields
 from commitsleuth.parsers.lark_loader import grammar
 
 # The literal each message alternative of messages.lark carries. A line without one of them
@@ -26,6 +26,13 @@ KEYWORDS = (
     "Loading data to table",
     "command(queryId=",
     "Starting Job =",
+    "Query ID =",
+    "Load statement: LOAD",
+    "Running job: ",
+    "Task attempt attempt_",
+    "Could not delete ",
+    "hive> ",
+    ")> ",  # "hive (db)> "
     "Starting command",
     "Launching Job ",
     "Ended Job =",
@@ -117,8 +124,12 @@ SPARK_LOST = {"TaskKilled": "killed", "TaskCommitDenied": "commit_denied"}
 STAT_PAIR = re.compile(r"(\w+)\s*[:=]\s*(-?\d+)")
 # Tez's history line: "vertexName=Map 1, taskAttemptId=attempt_…, …, status=KILLED, …".
 # (diagnostics, last, may hold commas: it is taken whole)
-TEZ_HISTORY_FIELD = re.compile(r"(?:^|, )(vertexName|taskAttemptId|containerId|nodeId|status)=([^,]*)")
+TEZ_HISTORY_FIELD = re.compile(r"(?:^|, )(vertexName|taskAttemptId|containerId|nodeId|status|nodeHttpAddress)=([^,]*)")
+# the fields after a diagnostic that spans lines: they are on its continuation lines
+TEZ_TAIL_FIELD = re.compile(r", (nodeId|nodeHttpAddress|containerId)=([^,\s]+)")
 MR_TASK = re.compile(r"task_\w+_[mr]_\d+")
+JOB_ID = re.compile(r"job_\w+")
+STAGING_IN_TABLE = re.compile(r"/\.hive-staging[^/]*/")
 TEZ_AFTER_DIAGNOSTICS = re.compile(r", (?:errorMessage|containerId|nodeId|nodeHttpAddress|counters)=")
 TEZ_ATTEMPT_STATES = {"SUCCEEDED": "success", "KILLED": "killed", "FAILED": "failed"}
 MERGE_TARGET = re.compile(r"^(?P<path>\S+)\((?P<size>\d+) bytes\)\.?$")
@@ -194,12 +205,20 @@ class MessageTransformer(Transformer):
 
     def loading_data(self, items):
         table, _kw, spec, _from, src = items
-        return {"kind": "load", "table_name": str(table).replace("`", ""),
-                "partition_spec": spec_of(str(spec)) if spec is not None else None,
-                "path": str(src) if src is not None else None}
+        out = {"kind": "load", "table_name": str(table).replace("`", ""),
+               "partition_spec": spec_of(str(spec)) if spec is not None else None,
+               "path": str(src) if src is not None else None}
+        if spec is None and src is not None and STAGING_IN_TABLE.search(str(src)):
+            # an unpartitioned table's load from its own staging dir (hive.exec.stagingdir,
+            # "<table>/.hive-staging_…/-ext-N"): the data goes to the table's directory
+            out["target_path"] = STAGING_IN_TABLE.split(str(src), 1)[0]
+        return out
 
     def moving_data(self, items):
-        dst, src = (i for i in items if i.type == "PATH")
+        paths = [i for i in items if i is not None and i.type == "PATH"]
+        if len(paths) < 2:
+            return {}
+        dst, src = paths
         return {"kind": "publish", "path": str(src), "target_path": str(dst)}
 
     def partition_stats(self, items):
@@ -242,6 +261,25 @@ class MessageTransformer(Transformer):
     def mr_task_done(self, items):
         return {"kind": "attempt_end", **attempt_fields(str(items[0])), "status": "success"}
 
+    def mr_job_running(self, items):
+        job = str(items[0]).strip()
+        return {"kind": "job_start", "job_id": job} if JOB_ID.fullmatch(job) else {}
+
+    def task_aborted(self, items):
+        if len(items) < 3 or items[2] is None or str(items[2]).strip() != "aborted.":
+            return {}
+        return {"kind": "attempt_state", **attempt_fields(str(items[1])), "status": "aborted",
+                "detail": {"to": "ABORTED"}}
+
+    def not_deleted(self, items):
+        path = str(items[0])
+        attempt = ANY_ATTEMPT_RE.search(path)
+        if attempt is None or (len(items) > 1 and items[1] is not None):
+            return {}  # a delete that failed elsewhere: nothing of an attempt's output
+        # FileOutputCommitter.abortTask could not remove the attempt's directory: its files stay
+        return {"kind": "attempt_state", **attempt_fields(attempt.group(0)), "status": "abort_cleanup_failed",
+                "path": path, "detail": {"to": "ABORT_CLEANUP_FAILED"}}
+
     def mr_job_completed(self, items):
         return {"kind": "job_end", "job_id": str(items[0]), "status": "success"}
 
@@ -264,6 +302,20 @@ class MessageTransformer(Transformer):
             return {}  # compile time only; the query goes on
         return {"kind": "query_end", "query_id": str(qid), "status": "success",
                 "detail": {"time_taken": float(seconds)}}
+
+    def cli_prompt(self, items):
+        if len(items) < 2 or items[1] is None:
+            return {}  # an empty prompt
+        return {"kind": "query_start", "status": "running",
+                "detail": {"phase": "execute", "command": str(items[1]), "via": "cli"}}
+
+    def sqoop_load(self, items):
+        return {"kind": "query_start", "status": "running",
+                "detail": {"phase": "execute", "command": str(items[0]), "via": "sqoop"}}
+
+    def query_id(self, items):
+        return {"kind": "query_start", "query_id": str(items[0]), "status": "running",
+                "detail": {"phase": "execute"}}
 
     def starting_job(self, items):
         return {"kind": "job_start", "job_id": str(items[0])}
@@ -412,8 +464,7 @@ class MessageTransformer(Transformer):
             detail["diagnostics"] = TEZ_AFTER_DIAGNOSTICS.split(tail, 1)[0].strip()
         out = {"kind": "attempt_end", **attempt_fields(attempt.strip()),
                "status": TEZ_ATTEMPT_STATES.get(state, state.lower() or None), "detail": detail}
-        if fields.get("nodeId"):
-            out["host"] = fields["nodeId"].strip().rsplit(":", 1)[0]
+        _tez_node(out, detail, fields)
         return out
 
     def merge_renamed(self, items):
@@ -449,6 +500,26 @@ class MessageTransformer(Transformer):
 
     def metastore_call(self, items):
         return items[1]
+
+
+def _tez_node(out: dict, detail: dict, fields: dict) -> None:
+    """Where a Tez attempt ran, from its history line's nodeId or nodeHttpAddress."""
+    http = (fields.get("nodeHttpAddress") or "").strip()
+    if http:
+        detail["node_http"] = http
+    node = (fields.get("nodeId") or "").strip() or http
+    if node and not out.get("host"):
+        out["host"] = node.rsplit(":", 1)[0]
+
+
+def history_continued(fields: dict, continuation: list[str]) -> None:
+    """A Tez attempt-end history event (``fields``: its Event attributes) completed from the
+    lines its multi-line diagnostic pushed its last fields onto."""
+    detail = fields.get("detail")
+    if not detail or "vertex" not in detail or "node_http" in detail:
+        return
+    found = dict(TEZ_TAIL_FIELD.findall("\n".join(continuation)))
+    _tez_node(fields, detail, found)
 
 
 def _stats_event(table: str, spec: str | None, text: str) -> dict:

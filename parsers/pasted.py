@@ -20,7 +20,9 @@ PREFIXES: dict[str, str] = {
     "sql-comment": r"[ \t]*--[ \t]?",
     "pipe": r"[ \t]*\|[ \t]?",
     "hash": r"[ \t]*#[ \t]?",
-    "line-numbers": r"[ \t]*\d+[:.|]?[ \t]+",
+    # "12 text", "12: text", "12 | text", cat -n's "    12\ttext": one blank after the number
+    # or its mark, so that the pasted line's own indentation (a stack frame's) stays
+    "line-numbers": r"[ \t]*\d+(?:[ \t]*[:.|][ \t]?|[ \t])",
     "indent": r"(?:[ ]{2,}|\t+)",
 }
 _COMPILED = {name: re.compile(p) for name, p in PREFIXES.items()}
@@ -54,8 +56,20 @@ def strip(lines: list[str], prefix: str) -> list[str]:
 
 
 def can_paste(fmt: Format) -> bool:
-    """Only line formats with a head have records to find after a margin."""
-    return fmt.head is not None and fmt.decoder is None and SUFFIX not in fmt.name
+    """Line formats with a head have records to find after a margin; formats with a decoder of
+    their own (audit logs, S3 access logs, .jhist) get their lines without it."""
+    return (fmt.head is not None or fmt.decoder is not None) and SUFFIX not in fmt.name
+
+
+def _unmargined(decoder, pattern: re.Pattern):
+    """``decoder`` fed each line with its margin cut off (its events' raw text is the line's
+    own, after the margin: these decoders keep the record they parsed)."""
+    def decode(lines, ctx, stats):
+        def cut(text: str) -> str:
+            m = pattern.match(text)
+            return text[m.end():] if m else text
+        return decoder(((n, o, cut(t)) for n, o, t in lines), ctx, stats)
+    return decode
 
 
 @lru_cache(maxsize=None)
@@ -66,9 +80,13 @@ def pasted(fmt: Format, prefix: str) -> Format:
     def after(p: re.Pattern | None) -> re.Pattern | None:
         return None if p is None else re.compile(f"(?:{margin})" + p.pattern, p.flags)
 
+    decoded = {}
+    if fmt.decoder is not None:
+        # the block scan finds records at line starts: a pasted copy is read line by line
+        decoded = dict(decoder=_unmargined(fmt.decoder, _COMPILED[prefix]), scanner=None, claims=after(fmt.claims))
     return dataclasses.replace(
         fmt, name=f"{fmt.name}{SUFFIX}{prefix}", head=after(fmt.head), record_start=after(fmt.record_start),
-        description=f"{fmt.description} (pasted: every line after a {prefix} margin)",
+        description=f"{fmt.description} (pasted: every line after a {prefix} margin)", **decoded,
     )
 
 

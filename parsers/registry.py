@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from commitsleuth.errors import UnknownFormatError
 from commitsleuth.parsers import pasted
 from commitsleuth.parsers.base import Format
-from commitsleuth.parsers.formats import (hadoop_client, hdfs_audit, hive_log4j1, hive_log4j2,
+from commitsleuth.parsers.formats import (hadoop_client, hdfs_audit, hive_cli, hive_log4j1, hive_log4j2,
                                           hive_metastore_audit, hs2_operation_log, mr1_task_stdout,
                                           mr_jobhistory, mr_task_syslog, s3_access, spark_eventlog, spark_log, tez_task,
                                           yarn_logs)
@@ -26,7 +27,9 @@ FORMATS: tuple[Format, ...] = (
     spark_log.YY,
     spark_log.ISO,
     spark_log.DRIVER,
+    spark_log.LOG4J2,
     hadoop_client.FORMAT,
+    hive_cli.FORMAT,
     yarn_logs.FORMAT,
     spark_eventlog.FORMAT,
     mr_jobhistory.FORMAT,
@@ -40,6 +43,15 @@ MIN_SHARE = 0.2  # below this share of head-like lines a file is not in that for
 # A specific format (a narrower head of the same shape, e.g. Hadoop loggers in the log4j2
 # layout) wins over a generic one when it matches nearly as many of the file's lines.
 NEARLY = 0.1
+
+
+# Lines of a Java stack trace (frames, "Caused by:", "... 12 more", the exception's own line):
+# the continuation of the record above them, whatever the format. A failed task's log is mostly
+# these, so they do not count in the share of head lines that tells a format.
+STACK_LINE = re.compile(
+    r"\s+at [\w$.<>]+\(|\s*\.\.\. \d+ (?:more|common frames omitted)|\s*(?:Caused by|Suppressed): "
+    r"|(?:[a-z][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable)(?::|\s*$)"
+)
 
 
 def get_format(name: str) -> Format:
@@ -81,7 +93,7 @@ def detect(path: str, head_lines: list[str], forced: Format | None = None) -> Fo
 
 def detection(path: str, head_lines: list[str], forced: Format | None = None) -> Detection:
     """``detect`` with its reasons: each candidate scored over the first lines."""
-    lines = [line for line in head_lines[:DETECT_LINES] if line.strip()]
+    lines = [line for line in head_lines[:DETECT_LINES] if line.strip() and not STACK_LINE.match(line)]
     n = len(lines)
     if forced is not None:
         hits = _hits(forced, lines)

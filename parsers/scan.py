@@ -113,7 +113,7 @@ class BlockScanner:
             raise ValueError(f"{fmt.name} has no head: use parse_lines")
         self.fmt = fmt
         self.stats = stats
-        self.parser = RecordParser(fmt, ctx, stats)
+        self.parser = RecordParser(fmt, ctx, stats, tie_queries=at_start)
         self.line_no = first_line  # of the next block's first line
         self.seen_head = not at_start
         self.pending: Event | None = None

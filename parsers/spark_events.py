@@ -362,6 +362,12 @@ class SparkEventDecoder:
                       detail={"error": err} if err else None)]
 
 
+def is_spark_event(name: str) -> bool:
+    """Spark's own listener events: ``SparkListener…`` (core, SQL, thrift server, Connect) or a
+    class of Spark's packages (``org.apache.spark.sql.streaming.StreamingQueryListener$…``)."""
+    return name.rsplit(".", 1)[-1].startswith("SparkListener") or name.startswith("org.apache.spark.")
+
+
 def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[Event]:
     """Events of an event log's ``(line_no, offset, text)`` lines; bad JSON is rejected, counted."""
     decoder = SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri))
@@ -385,6 +391,11 @@ def decode_line(decoder: SparkEventDecoder, line_no: int, offset: int, text: str
         return []
     if not isinstance(event, dict) or "Event" not in event:
         stats.reject("JSON line without an Event field", line_no, text)
+        return []
+    name = event["Event"]
+    if isinstance(name, str) and not is_spark_event(name):
+        # a listener event another library posted (its own class): not read, but counted by type
+        stats.reject(f"Spark event of a type not Spark's own, not read: {name[:200]}", line_no, text)
         return []
     try:
         out = decoder.decode(event, line_no, offset, text)

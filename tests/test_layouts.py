@@ -290,9 +290,9 @@ TEZ_MESSAGES = [
      "isRepeating, nodeHttpAddress=datanode143-ysten3:8042, counters=Counters: 15",
      {"kind": "attempt_end", "attempt_id": "attempt_1612602874723_344108_1_00_000004_0", "attempt_no": 0,
       "job_id": "dag_1612602874723_344108_1", "task_id": "task_1612602874723_344108_1_00_000004",
-      "status": "failed", "detail": {"state": "FAILED", "vertex": "Map 1", "diagnostics":
+      "status": "failed", "host": "datanode143-ysten3", "detail": {"state": "FAILED", "vertex": "Map 1", "diagnostics":
       "Error: Error while running task ( failure ) : java.lang.RuntimeException: java.lang.AssertionError: "
-      "Output column number expected to be 0 when isRepeating"}}),
+      "Output column number expected to be 0 when isRepeating", "node_http": "datanode143-ysten3:8042"}}),
     # SOURCE: tez-dag TaskImpl.canCommit, the no-go to an attempt that is not running
     ("attempt_1704448800000_0007_1_01_000000_0 with state: KILLED given a no-go for commit because its not running.",
      {"kind": "commit_denied", "attempt_id": "attempt_1704448800000_0007_1_01_000000_0", "attempt_no": 0,

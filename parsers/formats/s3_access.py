@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 from urllib.parse import unquote
 
 from commitsleuth.model import Event
-from commitsleuth.parsers.attempts import attempt_fields
+from commitsleuth.parsers.attempts import ANY_ATTEMPT_RE, attempt_fields
 from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
 from commitsleuth.parsers.callers import s3a_referer
 from commitsleuth.parsers.storage_scan import ReadCounts, RecordBlockScan
@@ -30,7 +30,11 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\S+')
 HEAD = re.compile(r"^\S+ \S+ \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] \S+ \S+ \S+ (?:REST|BATCH|SOAP|WEBSITE|S3)\.\S+ ")
 _CREATE = {"REST.PUT.OBJECT", "REST.COPY.OBJECT", "REST.POST.UPLOAD", "REST.POST.OBJECT"}
 _DELETE = {"REST.DELETE.OBJECT", "BATCH.DELETE.OBJECT"}
-_CONTEXT = {"REST.POST.MULTI_OBJECT_DELETE", "REST.DELETE.UPLOAD", "REST.PUT.ACL", "REST.PUT.OBJECT_TAGGING"}
+# a multipart upload's start and parts write, though nothing shows until its completion (the S3A
+# magic committer's tasks leave them pending for the job to complete)
+_MULTIPART = {"REST.POST.UPLOADS": "initiate", "REST.PUT.PART": "part", "REST.PUT.PART_COPY": "part"}
+_CONTEXT = {"REST.POST.MULTI_OBJECT_DELETE", "REST.DELETE.UPLOAD", "REST.PUT.ACL", "REST.PUT.OBJECT_TAGGING",
+            *_MULTIPART}
 WRITES = _CREATE | _DELETE | _CONTEXT  # every other operation is a read
 PENDING_MAX = 100_000  # batch deletes waiting for their request's line; beyond, they go alone
 _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep",
@@ -170,10 +174,27 @@ def _event(kind, text, line_no, offset, ctx, bucket, key, when, ip, op, status, 
               "request_id": toks[5]}
     if len(toks) > 17 and toks[17] != "-":
         detail["version_id"] = toks[17]
+    if op in _MULTIPART:
+        detail["multipart"] = _MULTIPART[op]
     ev = Event(kind=kind, ts=parse_time(when), source_id=ctx.source_id, line_no=line_no, byte_offset=offset,
                host=who["ip"], path=path, status=None if status[:1] in "2-" else status, raw=text, detail=detail)
     _actor(ev, who)
+    magic = MAGIC.search(path)
+    if magic:
+        # the S3A magic committer: <dest>/__magic[_job-<uuid>]/…/<attempt>/__base/<file> is the
+        # attempt's pending write of <dest>/<file>; the attempt is in the path when no Referer says it
+        if magic["file"]:
+            detail["magic_dest"] = path[:magic.start()] + "/" + magic["file"]
+        attempt = ANY_ATTEMPT_RE.search(magic["dir"])
+        if attempt and not ev.attempt_id:
+            for k, v in attempt_fields(attempt.group(0)).items():
+                setattr(ev, k, v)
+            ev.thread = None
+            detail["attempt_from"] = "path"
     return ev
+
+
+MAGIC = re.compile(r"/__magic(?:_job-[^/]*)?/(?P<dir>.*?)(?:/__base/(?P<file>.*))?$")
 
 
 # (hour, requester, operation) of every record, for the block scan; and the lines it decodes.

@@ -16,7 +16,15 @@ DRIVER_HEAD = re.compile(
 ISO_HEAD = re.compile(
     rf"{ISO_TS} +{LEVEL} +(?:{THREAD} )?(?P<logger>org\.apache\.spark\.[\w$.]+): {MESSAGE}"
 )
-SPARK_KINDS = ("attempt_start", "attempt_end", "speculate", "task_commit", "commit_denied", "job_commit",
+# log4j2's '%d{ISO8601} [%t] %-5p %c %x - %m%n' (a common log4j2.properties for Spark 3.x): the
+# thread first, the full logger, then the NDC, which log4j2 prints as "[]" when empty (log4j 1
+# prints nothing, leaving two spaces). The loggers are Spark's or the Hadoop/Parquet classes a
+# Spark job logs through (FileOutputCommitter), or this is any Java application's log.
+LOG4J2_HEAD = re.compile(
+    rf"{ISO_TS} \[(?P<thread>[^\]]*)\] {LEVEL} +"
+    rf"(?P<logger>org\.apache\.(?:spark|hadoop|parquet)\.[\w$.]+) +(?:\[[^\]]*\] +)?- {MESSAGE}"
+)
+SPARK_KINDS = ("attempt_start", "attempt_end", "attempt_state", "speculate", "task_commit", "commit_denied", "job_commit",
                "job_abort", "conf")
 
 YY = Format(
@@ -91,5 +99,29 @@ ISO = Format(
             "Task was denied committing, stage: 3.0, partition: 7, attempt: 1",
             "commit_denied",
         ),
+    ),
+)
+
+LOG4J2 = Format(
+    name="spark-log4j2",
+    description="Spark 3.x driver/executor log, log4j2 '%d{ISO8601} [%t] %-5p %c %x - %m%n'",
+    head=LOG4J2_HEAD,
+    priority=6,
+    kinds=SPARK_KINDS,
+    # Built from the layout and the exact strings of Spark's TaskSetManager ("Starting task %s in
+    # stage %s (TID %d) (%s, executor %s, partition %d, %s, %d bytes) %s", "Lost task %s in stage %s
+    # (TID %d) (%s executor %s): %s"), FileFormatWriter ("Aborting job ${description.uuid}.") and
+    # Executor ("Running task %s in stage %s (TID %d)"); no published log of this layout was found.
+    samples=(
+        Sample("2024-03-05T10:15:02,311 [dispatcher-event-loop-1] INFO  org.apache.spark.scheduler.TaskSetManager [] - "
+               "Starting task 3.0 in stage 2.0 (TID 11) (worker-2.example.com, executor 1, partition 3, "
+               "PROCESS_LOCAL, 7650 bytes) taskResourceAssignments Map()", "attempt_start"),
+        Sample("2024-03-05T10:15:09,874 [task-result-getter-2] WARN  org.apache.spark.scheduler.TaskSetManager [] - "
+               "Lost task 3.0 in stage 2.0 (TID 11) (worker-2.example.com executor 1): "
+               "java.io.IOException: Connection reset by peer", "attempt_end"),
+        Sample("2024-03-05 10:15:21,002 [Thread-4] ERROR org.apache.spark.sql.execution.datasources.FileFormatWriter  - "
+               "Aborting job 0f6b4d2c-5b0e-4a7e-9d7f-2a3b4c5d6e7f.", "job_abort"),
+        Sample("2024-03-05T10:15:00,118 [main] INFO  org.apache.spark.SparkContext [] - "
+               "Submitted application: orders-daily", None),
     ),
 )

@@ -23,6 +23,8 @@ FORMAT = Format(
     name="tez-task",
     description="Tez task/AM logs: '%d{ISO8601} [%p] [%t] |%c{2}|: %m%n'",
     head=HEAD,
+    # the AM's syslog_dag_<dag> and each attempt's syslog_<attempt> (TezChild)
+    path_hint=re.compile(r"(?:^|/)syslog_(?:dag|attempt)_\d+_\d+_\d+(?:_\d+_\d+_\d+)?(?:\.\w+)?$"),
     kinds=("rename", "dedup_remove", "publish", "task_commit", "dir_create", "delete", "attempt_start",
            "attempt_end", "attempt_state", "speculate", "commit_allowed", "commit_denied"),
     samples=(

@@ -22,6 +22,7 @@ LOG_TYPE = re.compile(r"LogType:\s*(?P<type>\S+)\s*$")
 CONTENTS = re.compile(r"Log ?Contents:\s*$")
 END = re.compile(r"End of LogType:\s*(?P<type>\S+)")
 DETECT_LINES = 200
+BEFORE_MAX = 50_000  # lines above the first header held at once
 
 
 def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
@@ -29,11 +30,23 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
 
     it = iter(lines)
     container = host = log_type = None
+    before: list[tuple[int, int, str]] | None = []  # lines above the first header; None once met
     for line_no, offset, text in it:
         stats.lines += 1
         m = CONTAINER.match(text)
         if m:
+            if before:
+                yield from _before_headers(before, ctx, stats)
+            before = None
             container, host = m["container"], m["host"]
+            continue
+        if before is not None:
+            # an excerpt starts where it was cut: the tail of a container's log, or the client's
+            # own lines; kept and read by their own format, or counted
+            before.append((line_no, offset, text))
+            if len(before) >= BEFORE_MAX:  # --format yarn-logs on a file with no header: in parts
+                yield from _before_headers(before, ctx, stats)
+                before = []
             continue
         m = LOG_TYPE.match(text)
         if m:
@@ -59,6 +72,30 @@ def decode(lines: Iterable[tuple[int, int, str]], ctx: SourceContext, stats: Par
             ev.detail = {"container": container, "log_type": log_type, "format": fmt.name, **(ev.detail or {})}
             yield ev
         stats.merge(sub)
+    if before:  # --format yarn-logs on text with no header at all
+        yield from _before_headers(before, ctx, stats)
+
+
+def _before_headers(lines: list, ctx: SourceContext, stats: ParseStats) -> Iterator[Event]:
+    """The lines above the first ``Container:`` header, read by the format they are in (the
+    section they were cut from ends at its ``End of LogType:``); without one, each is a reject."""
+    from commitsleuth.parsers.registry import detect
+
+    end = next((i for i, (_, _, text) in enumerate(lines) if END.match(text)), len(lines))
+    body, log_type = lines[:end], (END.match(lines[end][2])["type"] if end < len(lines) else None)
+    fmt = detect(log_type or "", [t for _, _, t in body])
+    if fmt is None or fmt.decoder is not None:
+        for line_no, _, text in body:
+            if text.strip():
+                stats.reject("yarn-logs: line above the first container header, in no format", line_no, text)
+        return
+    sub = ParseStats()
+    own = replace(ctx, attempt_id=attempt_of_log_name(log_type or "") or ctx.attempt_id)
+    for ev in parse_lines(fmt, body, own, sub):
+        ev.detail = {"log_type": log_type, "format": fmt.name, "before_headers": True, **(ev.detail or {})}
+        yield ev
+    sub.lines = 0  # counted as they were read
+    stats.merge(sub)
 
 
 def _section(it: Iterator, stats: ParseStats) -> Iterator[tuple[int, int, str]]:
