@@ -16,9 +16,8 @@ so joins between them are untouched, and only what is shown is relabelled.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
-
-import duckdb
 
 
 def spark_attempt_label(app: str | None, stage: int | None, stage_attempt: int | None, index: int | None,
@@ -41,10 +40,24 @@ def label_of(attempt: dict) -> str:
                                attempt.get("host"))
 
 
-_LABELS_SQL = """
-SELECT app_id, attempt_id, label FROM attempt_labels
-WHERE list_contains($names::VARCHAR[], attempt_id)
-"""
+_VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'attempt_labels' AND schema_name = 'main'"
+_TID = re.compile(r"\(TID (\d+)\)")
+_FEW = 64  # up to this many TIDs a chain of suffix tests, else a join on the TID's text
+
+
+def _narrowed(con, tids: list[str]) -> str | None:
+    """The ``attempt_labels`` view's own text over the events of ``tids`` only: the view puts
+    every Spark attempt of the store together (seconds on millions), a lookup needs a few. A
+    TID's every name ends in ``(TID n)``, which a cheap suffix test finds."""
+    found = con.execute(_VIEW_SQL).fetchone()
+    if found is None:
+        return None  # a store older than migration 0060, opened read-only
+    body = re.sub(r"^CREATE VIEW \S+ AS ", "", found[0]).rstrip().rstrip(";")
+    if len(tids) <= _FEW:
+        where = " OR ".join(f"suffix(attempt_id, '(TID {int(t)})')" for t in tids)
+    else:
+        where = "split_part(attempt_id, '(TID ', 2) IN (SELECT unnest($tails::VARCHAR[]))"
+    return body.replace("FROM events", f"FROM (SELECT * FROM events WHERE {where}) events", 1)
 
 
 def labels_for_names(con, names: Iterable[tuple[str | None, str | None]]) -> dict[tuple[str | None, str], str]:
@@ -55,10 +68,15 @@ def labels_for_names(con, names: Iterable[tuple[str | None, str | None]]) -> dic
     wanted = {(app, name) for app, name in names if name and name.startswith("task ") and "(TID " in name}
     if not wanted:
         return {}
-    try:
-        rows = con.execute(_LABELS_SQL, {"names": sorted({n for _, n in wanted})}).fetchall()
-    except (duckdb.CatalogException, duckdb.InvalidInputException):  # a store older than migration 0060, read-only
+    tids = sorted({m.group(1) for _, n in wanted for m in [_TID.search(n)] if m}, key=int)
+    narrowed = _narrowed(con, tids) if tids else None
+    if narrowed is None:
         return {}
+    params = {"names": sorted({n for _, n in wanted})}
+    if len(tids) > _FEW:
+        params["tails"] = [f"{t})" for t in tids]
+    rows = con.execute(f"SELECT app_id, attempt_id, label FROM ({narrowed}) "
+                       "WHERE list_contains($names::VARCHAR[], attempt_id)", params).fetchall()
     out: dict[tuple[str | None, str], str] = {}
     by_name: dict[str, set[str]] = {}
     for app, name, label in rows:

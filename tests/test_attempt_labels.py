@@ -127,3 +127,16 @@ def test_a_store_without_the_labels_view_keeps_the_logged_names(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE TABLE events (app_id VARCHAR, attempt_id VARCHAR)")
     assert labels_for_names(con, [("app-1", "task 1.0 in stage 1.0 (TID 3)")]) == {}
+
+
+def test_many_names_are_looked_up_alike(tmp_path, monkeypatch):
+    """Past a few TIDs the lookup joins on the TID's text instead of a chain of suffix tests."""
+    import commitsleuth.forensics.attempt_labels as labels_module
+
+    wanted = [("application_9_1", "task 3.0 in stage 1.0 (TID 7)"), ("application_9_2", "task attempt 0 in stage 1.0 (TID 7)")]
+    with Store(tmp_path / "s.duckdb") as store:
+        load_case(store, tmp_path / "logs", {"events": NAMES})
+        few = labels_for_names(store.con, wanted)
+        monkeypatch.setattr(labels_module, "_FEW", 0)
+        assert labels_for_names(store.con, wanted) == few
+    assert few[wanted[1]] == "application_9_2/stage 1.0/attempt 0 (TID 7) on 10.0.0.29"
