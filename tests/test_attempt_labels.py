@@ -99,7 +99,7 @@ def test_named_queries_show_spark_attempts(cli, tmp_path):
         assert r.exit_code == 0, r.err
         return json.loads(r.out)
 
-    assert rows("double_commits") == [{"location": "file:///w/side", "partition_spec": "dt=2026-11-21", "task": "000001",
+    assert rows("double_commits") == [{"location": "file:///w/side", "partition_spec": "dt=2026-11-21", "task": "app-1/stage 1.0/task 1",
                                        "attempts": [FIRST, COPY], "files": ["000001_0.stage1", "000001_1.stage1"]}]
     assert [r["attempt"] for r in rows("file_attempts")] == [FIRST, COPY]
     assert [r["attempt"] for r in rows("spark_attempts")] == [FIRST, COPY]
@@ -140,3 +140,18 @@ def test_many_names_are_looked_up_alike(tmp_path, monkeypatch):
         monkeypatch.setattr(labels_module, "_FEW", 0)
         assert labels_for_names(store.con, wanted) == few
     assert few[wanted[1]] == "application_9_2/stage 1.0/attempt 0 (TID 7) on 10.0.0.29"
+
+
+def test_double_commits_names_a_spark_task_that_two_attempts_committed(cli, tmp_path):
+    """The detector case of a stage retry whose two attempts both succeeded with output: the
+    named query shows both attempts by their labels and the task by its own, not `0.3`."""
+    from test_detector_cases import cases_of
+
+    (case,) = [p.values[1] for p in cases_of("CS101") if p.values[1]["name"].startswith("Spark stage retry")]
+    db = tmp_path / "r.duckdb"
+    with Store(db) as store:
+        load_case(store, tmp_path / "logs", case)
+    r = cli("query", "double_commits", "--db", db, "--format", "json")
+    assert json.loads(r.out) == [{"location": None, "partition_spec": None, "task": "app-1/stage 0.0/task 3",
+                                  "attempts": ["app-1/stage 0.0/task 3 attempt 0 (TID 3)",
+                                               "app-1/stage 0.1/task 3 attempt 0 (TID 9)"], "files": None}]
