@@ -286,3 +286,29 @@ def test_spark_double_write_evidence_and_texts(browser, tmp_path, corpus):
     assert "RCFileMergeMapper" not in remedy and "HIVE-3149" not in remedy
     assert f"({SPARK_APP}/{TID4} was killed)" in cause and "both attempts finished" not in cause
     assert (page.errors, page.dialogs) == ([], [])
+
+
+def test_a_json_lines_key_fields_stay_text(browser, tmp_path):
+    """A hostile value inside a JSON evidence line is shown as text among its key fields and in
+    its folded raw line; nothing in it runs or becomes markup."""
+    import json as _json
+
+    from test_cli_actors import SPARK_EVENTS
+
+    hostile = "<img src=x onerror=alert(1)>"
+    raw = _json.dumps({"Event": "SparkListenerTaskEnd", "Stage ID": 1, "Stage Attempt ID": 0,
+                       "Task End Reason": {"Reason": "TaskKilled", "Kill Reason": hostile},
+                       "Task Info": {"Task ID": 3, "Index": 1, "Attempt": 0, "Host": "127.0.0.2"}})
+    events = [dict(e, raw=raw) if e.get("detail", {}).get("tid") == 3 else e for e in SPARK_EVENTS]
+    with Store(tmp_path / "h.duckdb") as store:
+        store.write_events([case_event(e) for e in events])
+        analyze(store)
+        report = write_report(store, tmp_path / "h.html")
+    assert hostile not in report.read_text()
+    page = _open(browser, report)
+    facts = page.eval("[...document.querySelectorAll('.evidence-list .fact')].map(f => f.textContent)")
+    assert f"Kill Reason{hostile}" in facts and "Task ID3" in facts
+    page.eval("document.querySelectorAll('.evidence-list details').forEach(d => d.open = true)")
+    assert hostile in page.eval("[...document.querySelectorAll('.evidence-list details pre')].map(p => p.textContent).join()")
+    assert page.eval("document.querySelectorAll('article.finding img').length") == 0
+    assert (page.errors, page.dialogs) == ([], [])
