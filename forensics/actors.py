@@ -12,6 +12,9 @@ label, in the same order, resolved from the finding's own evidence events:
   client address, and the query/attempt/application of its caller context;
 - ``hive_thread``: a Hive/HiveServer2 thread and the query it ran (``thread``, ``query_id``);
 - ``query``, ``application``, ``file``, ``job``; anything else is a ``name``.
+
+A Spark attempt's ``label`` is its one label (``app/stage 1.0/task 1 attempt 0 (TID 5) on host``,
+forensics/attempt_labels.py), the name the finding's detector gave kept as ``attempt_name``.
 """
 
 from __future__ import annotations

@@ -111,3 +111,14 @@ def test_long_attempt_labels_keep_application_tail_stage_task_attempt_and_tid():
     lanes = [line.plain.split(" │")[0] for line in lanes_text(model, width=100, color=False) if " │" in line.plain]
     assert lanes == ["…1317105/stage 0.0/task 3 attempt 0 (TID 3) on lt…",
                      "…1317106/stage 0.0/task 3 attempt 0 (TID 3) on lt…"]
+
+
+def test_a_thread_named_by_a_number_says_it_is_a_thread():
+    import datetime as dt
+
+    from commitsleuth.forensics.timeline import TimelineRow
+    from commitsleuth.report.lanes import build
+
+    t = dt.datetime(2024, 1, 1)
+    (lane,) = build([TimelineRow(1, t, "load", "0", "/w/t/dt=1", None, "hive.log:3", None)]).lanes
+    assert (lane.actor, lane.label) == ("0", "thread 0")
