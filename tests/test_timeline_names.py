@@ -122,3 +122,15 @@ def test_a_thread_named_by_a_number_says_it_is_a_thread():
     t = dt.datetime(2024, 1, 1)
     (lane,) = build([TimelineRow(1, t, "load", "0", "/w/t/dt=1", None, "hive.log:3", None)]).lanes
     assert (lane.actor, lane.label) == ("0", "thread 0")
+
+
+def test_a_location_the_logs_wrote_with_a_slash_found_without(cli, tmp_path):
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
+        load_case(store, tmp_path / "logs", {"events": [
+            {"kind": "delete", "ts": "2024-01-10 10:15:11", "location": "s3a://lake/t/", "partition_spec": "dt=1",
+             "path": "s3a://lake/t/dt=1/part-00000.parquet", "thread": "T1"}]})
+    r = cli("timeline", "s3a://lake/t", "dt=1", "--db", db, "--no-color")
+    assert r.exit_code == 0, r.err
+    assert r.out.splitlines()[0] == "dt=1 in s3a://lake/t"
+    assert "path s3a://lake/t/dt=1/part-00000.parquet" in r.out
