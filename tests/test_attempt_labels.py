@@ -155,3 +155,22 @@ def test_double_commits_names_a_spark_task_that_two_attempts_committed(cli, tmp_
     assert json.loads(r.out) == [{"location": None, "partition_spec": None, "task": "app-1/stage 0.0/task 3",
                                   "attempts": ["app-1/stage 0.0/task 3 attempt 0 (TID 3)",
                                                "app-1/stage 0.1/task 3 attempt 0 (TID 9)"], "files": None}]
+
+
+def test_one_attempt_named_two_ways_gets_one_lane(tmp_path):
+    """The event log's and the HDFS audit's names of TID 7 are one attempt: one lane, with the
+    window of its start and end; TID 7 of another application stays a lane of its own."""
+    from commitsleuth.forensics.timeline import timeline
+    from commitsleuth.report.lanes import partition_lanes
+
+    start = dict(NAMES[0], kind="attempt_start", ts="2023-03-01 10:00:01", status=None)
+    located = [dict(e, table_name="sales.orders", partition_spec="dt=1", location="hdfs://nn/w/t")
+               for e in (start, *NAMES)]
+    with Store(tmp_path / "s.duckdb") as store:
+        load_case(store, tmp_path / "logs", {"events": located})
+        model = partition_lanes(store, timeline(store, "sales.orders", "dt=1"))
+    lanes = sorted((ln.label, ln.window, [m.event.kind for m in ln.marks]) for ln in model.lanes)
+    assert lanes == [
+        ("application_9_1/stage 1.0/task 3 attempt 0 (TID 7) on node-7", "attempt",
+         ["attempt_start", "file_create", "attempt_end"]),
+        ("application_9_2/stage 1.0/attempt 0 (TID 7) on 10.0.0.29", "activity", ["file_create"])]

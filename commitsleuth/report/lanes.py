@@ -3,7 +3,9 @@
 An attempt's lane is keyed by its application and its label: Spark's labels ("task 3.1 in stage
 0.0 (TID 4)") repeat in every application, so two applications writing one partition get a lane
 per attempt each. An event of the attempt that names no application (a text log line) joins the
-lane of the one application using that label here. A lane is called by its attempt's one label
+lane of the one application using that label here. Names of one Spark attempt that share its
+one label (the event log's and a caller context's for one TID) share a lane, whose ``actor`` is
+the name its first event gave. A lane is called by its attempt's one label
 (forensics/attempt_labels.py: ``app/stage 1.0/task 1 attempt 0 (TID 5) on host`` for a Spark
 attempt, which names its application); another attempt's lane, when a partition's lanes hold
 more than one application, is ``<app>: <attempt>``, the app compacted to the tail that tells them
@@ -204,7 +206,12 @@ def build(
     windows, labels = windows or {}, labels or {}
     evidence = set(evidence)
     apps = apps or {}
-    keys = lane_keys(events, apps)
+    # names of one attempt (an event log's and a caller context's for one TID) share its label:
+    # one lane, keyed by the label; a lane keeps the name its first event gave as its actor
+    raw_keys = lane_keys(events, apps)
+    keys = [(app, labels.get((app, actor)) or labels.get((None, actor)) or actor) for app, actor in raw_keys]
+    windows = {(app, labels.get((app, actor)) or labels.get((None, actor)) or actor): w
+               for (app, actor), w in windows.items()}
     timed = bool(events) and all(e.ts is not None for e in events)
     if timed:
         times = [e.ts for e in events]
@@ -235,20 +242,23 @@ def build(
         pos = pos_of(e.ts) if timed else (i + 0.5) * slot
         lane = by_actor.get(key)
         if lane is None:
-            lane = by_actor[key] = Lane(key[1], actor_type(e.actor), pos, pos, "activity", None, app=key[0])
+            lane = by_actor[key] = Lane(raw_keys[i][1], actor_type(e.actor), pos, pos, "activity", None, app=key[0])
         lane.start, lane.end = min(lane.start, pos), max(lane.end, pos)
         lane.marks.append(
             Mark(e, pos, outcome(e.kind, e.status), symbol(e.kind), i + 1, e.event_id in evidence)
         )
     short = compact_apps({lane.app for lane in by_actor.values() if lane.app is not None})
+    labelled = set(labels.values())
     for (app, actor), lane in by_actor.items():
-        if actor.isdigit() and any(m.event.kind in _QUERY_KINDS for m in lane.marks):
+        if actor in labelled:  # a Spark attempt's one label, which names its application
+            lane.label = actor
+        elif actor.isdigit() and any(m.event.kind in _QUERY_KINDS for m in lane.marks):
             # a Spark SQL execution id: a number only within its application
             lane.actor_type = "query"
             owner = next((apps[m.event.event_id] for m in lane.marks if m.event.event_id in apps), None)
             lane.label = f"{owner}/SQL execution {actor}" if owner else f"SQL execution {actor}"
-            continue
-        lane.label = lane_label(app, actor, lane.actor_type, labels, short if len(short) > 1 else {})
+        else:
+            lane.label = lane_label(app, actor, lane.actor_type, short if len(short) > 1 else {})
         if not timed:  # a lane covers its events' whole slots
             lane.start, lane.end = lane.start - slot / 2, lane.end + slot / 2
         w = windows.get((app, actor))
@@ -269,13 +279,10 @@ def build(
 _QUERY_KINDS = ("query_start", "query_end")
 
 
-def lane_label(app: str | None, actor: str, kind: str, labels: dict, short: dict[str, str]) -> str:
-    """What a lane is called: a Spark attempt by its one label (which names its application);
-    another attempt by its id, with its application's short name when several share the lanes;
-    a thread, query or application named by a bare number says which it is (never a bare ``0``)."""
-    label = labels.get((app, actor)) or labels.get((None, actor))
-    if label:
-        return label
+def lane_label(app: str | None, actor: str, kind: str, short: dict[str, str]) -> str:
+    """What a lane without a Spark attempt's label is called: an attempt by its id, with its
+    application's short name when several share the lanes; a thread, query or application named
+    by a bare number says which it is (never a bare ``0``)."""
     if actor.isdigit():
         actor = f"{kind} {actor}"
     return f"{short[app]}: {actor}" if app is not None and app in short else actor
