@@ -440,11 +440,11 @@ def _demo_live(db: str) -> None:
     if live.error:
         click.echo(f"  live part skipped: {live.error}")
         return
-    for task, attempt, speculative, host, status in live.attempts:
+    for label, speculative, status in live.attempts:
         kind = "speculative copy" if speculative else "first attempt"
-        click.echo(f"  task {task} attempt {attempt} ({kind}) on {host}: {status}")
-    for name, task, attempt, part in live.files:
-        click.echo(f"  file {name} in {part}: written by task {int(task)} attempt {attempt}")
+        click.echo(f"  {label} ({kind}): {status}")
+    for name, part, label in live.files:
+        click.echo(f"  file {name} in {part}: written by {label or 'an attempt not known'}")
     with Store(db) as store:
         findings = [f for f in run_analyze(store) if f.location and live.location.startswith(f.location)]
         click.echo("")

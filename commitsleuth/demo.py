@@ -40,8 +40,8 @@ LIVE_TIMEOUT = 120.0
 @dataclass
 class LiveDemo:
     location: str | None = None
-    attempts: list[tuple] = field(default_factory=list)  # (task, attempt, speculative, host, status)
-    files: list[tuple] = field(default_factory=list)  # (file, task, attempt, partition)
+    attempts: list[tuple] = field(default_factory=list)  # (attempt label, speculative, status)
+    files: list[tuple] = field(default_factory=list)  # (file, partition, label of the attempt that wrote it)
     error: str | None = None
 
 
@@ -93,15 +93,21 @@ def run_live_demo(db_path: str | Path, workdir: str | Path, progress=None) -> Li
         return demo
     demo.location = facts[0]["location"]
     with Store(db_path, read_only=True) as store:
+        # every attempt by its one label (migration 0060), as analyze and the report name it
         demo.attempts = store.con.execute(
-            """SELECT task_id, attempt_no, speculative, host, status FROM events
-               WHERE kind = 'attempt_end' AND task_id IN (
+            """SELECT l.label, e.speculative, e.status FROM events e
+               JOIN attempt_labels l ON l.app_id = e.app_id AND l.attempt_id = e.attempt_id
+               WHERE e.kind = 'attempt_end' AND e.task_id IN (
                    SELECT task_id FROM events WHERE kind = 'attempt_start'
                    GROUP BY task_id HAVING count(*) > 1)
-               ORDER BY task_id, attempt_no""").fetchall()
+               ORDER BY e.task_id, e.attempt_no""").fetchall()
         demo.files = store.con.execute(
-            """SELECT file_name, file_task, file_attempt, partition_spec FROM events
-               WHERE kind = 'file' AND location = ? ORDER BY file_name""",
+            """SELECT e.file_name, e.partition_spec, l.label FROM events e
+               LEFT JOIN file_attempts t ON t.event_id = e.event_id AND t.candidates = 1
+                    AND t.kind = 'spark_attempt'
+               LEFT JOIN spark_task_attempts a ON a.event_id = t.attempt_event
+               LEFT JOIN attempt_labels l ON l.app_id = a.app_id AND l.attempt_id = a.label
+               WHERE e.kind = 'file' AND e.location = ? ORDER BY e.file_name""",
             [demo.location.rsplit("/", 1)[0]]).fetchall()
     return demo
 

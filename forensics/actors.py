@@ -12,6 +12,9 @@ label, in the same order, resolved from the finding's own evidence events:
   client address, and the query/attempt/application of its caller context;
 - ``hive_thread``: a Hive/HiveServer2 thread and the query it ran (``thread``, ``query_id``);
 - ``query``, ``application``, ``file``, ``job``; anything else is a ``name``.
+
+A Spark attempt's ``label`` is its one label (``app/stage 1.0/task 1 attempt 0 (TID 5) on host``,
+forensics/attempt_labels.py), the name the finding's detector gave kept as ``attempt_name``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 
+from commitsleuth.forensics.attempt_labels import label_objects
 from commitsleuth.forensics.detectors.base import Finding
 from commitsleuth.forensics.file_attempts import SPARK_ATTEMPT_STRUCT
 from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
@@ -148,7 +152,7 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
         events = [by_id[i] for i in f.evidence if i in by_id]
         named = {a["label"]: a for a in (f.detail or {}).get("attempts") or [] if isinstance(a, dict)}
         out.append([resolve(a, events, spark, named, tied, hadoop) for a in f.actors])
-    return out
+    return label_objects(con, out, apps)  # one name per attempt: its label, the logged name kept
 
 
 def dumps(objects: list[dict]) -> str:

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from commitsleuth.forensics.actors import actor_objects
+from commitsleuth.forensics.attempt_labels import relabel
 from commitsleuth.forensics.detectors import DETECTORS, Finding, severity_rank
+from commitsleuth.forensics.remedies import fit_findings
 from commitsleuth.forensics.timeline import where_of
 from commitsleuth.redact import redact_table
 from commitsleuth.store import Store
@@ -85,6 +87,8 @@ def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
         spark = [o for o in objects if o["kind"] == "spark_attempt"]
         if spark and not (f.detail or {}).get("attempts"):  # every finding names its Spark attempts
             f.detail = {**(f.detail or {}), "attempts": spark}
+        relabel(f, objects)
+    fit_findings(store.con, findings)  # cause and remedy for the engine and writer the evidence shows
     findings = ordered(findings)
     _save(store, findings)
     return findings

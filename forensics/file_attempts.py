@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from commitsleuth.forensics.attempt_labels import label_of
+
 # One attempt as a finding names it (CS101's detail, actor objects): the fields of issue 12.
 SPARK_ATTEMPT_STRUCT = """{'kind': 'spark_attempt', 'label': a.label, 'app_id': a.app_id,
     'job': a.job_id, 'execution': a.execution_id, 'stage': a.stage_id, 'stage_attempt': a.stage_attempt,
@@ -95,13 +97,14 @@ def attempts_of_files(con, event_ids: list[int]) -> dict[int, tuple[str, int]]:
 
 
 def spark_attempt_words(a: dict) -> str:
-    """``task 1.1 in stage 1.0 (TID 5) on 127.0.0.3 executor 1, speculative, success, wrote 000001_1``;
-    a tie from times alone says ``inferred``, a file several attempts could have written says so."""
+    """``app-…/stage 1.0/task 1 attempt 1 (TID 5) on 127.0.0.3, executor 1, speculative, success,
+    wrote 000001_1`` (the attempt's one label, forensics/attempt_labels.py); a tie from times
+    alone says ``inferred``, a file several attempts could have written says so."""
     how = ", ".join(w for w in (
-        f"on {a['host']} executor {a['executor']}" if a.get("host") else None,
+        f"executor {a['executor']}" if a.get("executor") is not None else None,
         "speculative" if a.get("speculative") else "not speculative",
         a.get("status") if a.get("end_reason") in (None, "Success") else f"{a.get('status')} ({a['end_reason']})",
         f"wrote {a['file']}" if a.get("file") else None,
         f"one of {a['candidates']} attempts that could have" if (a.get("candidates") or 1) > 1 else None,
         "inferred from times" if a.get("tie") == "inferred" else None) if w)
-    return f"{a['label']} {how}"
+    return f"{label_of(a)}, {how}"

@@ -26,8 +26,13 @@ class TimelineRow:
 
 
 def timeline(store: Store, table: str, partition: str | None = None) -> list[TimelineRow]:
-    """Events on ``table`` (a table name or an output location) and optionally one partition."""
-    rows = timeline_rows(store, table, normalize_spec(partition))
+    """Events on ``table`` and optionally one partition. ``table`` is a table name (``db.t``, or
+    ``t`` when one database has it) or an output location, with or without a trailing slash."""
+    spec = normalize_spec(partition)
+    rows = timeline_rows(store, table, spec)
+    if not rows:
+        other = other_name(store, table)
+        rows = timeline_rows(store, other, spec) if other else []
     if not rows:
         known = store.con.execute(
             "SELECT DISTINCT coalesce(table_name, location) FROM events "
@@ -42,13 +47,34 @@ def timeline(store: Store, table: str, partition: str | None = None) -> list[Tim
     ]
 
 
+def other_name(store: Store, table: str) -> str | None:
+    """The name the events give ``table`` when it is not the one typed: a location with or
+    without its trailing slash, ``db.t`` for a bare ``t`` that one database holds, ``t`` for a
+    ``db.t`` whose logs name it bare. An ambiguous bare name is an error that lists the tables."""
+    if "/" in table:
+        other = table.rstrip("/") if table.endswith("/") else table + "/"
+        found = store.con.execute("SELECT 1 FROM events WHERE location = ? LIMIT 1", [other]).fetchone()
+        return other if found else None
+    bare = table.rsplit(".", 1)[-1]
+    names = [n for (n,) in store.con.execute(
+        "SELECT DISTINCT table_name FROM events WHERE table_name = $bare OR suffix(table_name, '.' || $bare) "
+        "ORDER BY 1", {"bare": bare}).fetchall() if n != table]
+    if "." in table:
+        return bare if bare in names else None
+    if len(names) > 1:
+        raise InputError(f"{table} names {len(names)} tables: {', '.join(names)}; give one as db.table")
+    return names[0] if names else None
+
+
 # The rows of the ``timeline`` view for one key, ordered. The view resolves every event's
 # partition key (partition_events: table_locations, location_aliases, partition_values) before
 # it can filter on it; here the few events that can carry the key are found first from their
 # raw table_name/location/partition_spec, and only they are keyed, with the same joins.
 _ORDER = "ORDER BY location, partition_spec, ts NULLS LAST, source, line_no, event_id"
+# A table's whole timeline (no partition named) is one story: time first, across partitions.
+_TIME_ORDER = "ORDER BY ts NULLS LAST, source, line_no, event_id"
 _VIEW_ROWS = ("SELECT * FROM timeline WHERE (table_name = $t OR location = $t) "
-              "AND ($p IS NULL OR partition_spec = $p) " + _ORDER)
+              "AND ($p IS NULL OR partition_spec = $p) ")
 # table_locations' pairs (0005_forensics.sql) for some tables or some locations only: the
 # view's per-table choice of location is exact for every table whose pairs are all read.
 _PAIRS = """
@@ -213,7 +239,7 @@ def timeline_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
     pv_locations = sorted(loc for loc in pv_at if maps.table_at(loc) in pv_tables)
     tl = sorted((t, loc) for t, loc in maps.location_of.items() if loc is not None)
     keyed = _KEYED.replace("{in}", _in(id_list)).replace("{lo}", str(min(ids))).replace("{hi}", str(max(ids)))
-    return con.execute(keyed + _ORDER, {**_ids(ids),
+    return con.execute(keyed + (_ORDER if spec else _TIME_ORDER), {**_ids(ids),
         "t": table, "p": spec, "tl_tables": [t for t, _ in tl], "tl_locations": [loc for _, loc in tl],
         "aliases": sorted(aliases), "alias_locations": [aliases[a] for a in sorted(aliases)],
         "values_only": values_only, "pv_tables": sorted(pv_tables), "pv_locations": pv_locations,
@@ -231,7 +257,7 @@ def _ids(ids: list[int]) -> dict:
 def view_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
     """The same rows straight from the ``timeline`` view (the reference ``timeline_rows`` is
     tested against; slow on big stores: the view keys every event before filtering)."""
-    return store.con.execute(_VIEW_ROWS, {"t": table, "p": spec}).fetchall()
+    return store.con.execute(_VIEW_ROWS + (_ORDER if spec else _TIME_ORDER), {"t": table, "p": spec}).fetchall()
 
 
 def where_of(event_id: int, source: str | None, line_no: int | None) -> str:

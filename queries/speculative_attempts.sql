@@ -1,12 +1,14 @@
 -- Tasks that ran a speculative attempt, every attempt of them with how it ended (status, kill
 -- reason, bytes written): a killed copy 'another attempt succeeded' is healthy, two successes are not.
+-- A Spark attempt by its one label (app/stage/task, attempt, TID and host).
 WITH speculated AS (
     SELECT DISTINCT app_id, task_id FROM events
     WHERE task_id IS NOT NULL AND (speculative OR kind = 'speculate')
 )
-SELECT e.app_id, e.task_id, e.attempt_id, e.speculative, e.status,
+SELECT e.app_id, e.task_id, coalesce(l.label, e.attempt_id) AS attempt_id, e.speculative, e.status,
        e.detail->>'kill_reason' AS kill_reason, e.size AS bytes_written, e.ts AS ended
 FROM events e
 JOIN speculated s ON s.task_id = e.task_id AND s.app_id IS NOT DISTINCT FROM e.app_id
+LEFT JOIN attempt_labels l ON l.app_id IS NOT DISTINCT FROM e.app_id AND l.attempt_id = e.attempt_id
 WHERE e.kind = 'attempt_end'
-ORDER BY e.app_id, e.task_id, e.attempt_id;
+ORDER BY e.app_id, e.task_id, attempt_id;

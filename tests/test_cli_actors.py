@@ -57,15 +57,22 @@ def _findings(cli, db, code: str) -> list[dict]:
 def test_spark_attempts_are_objects_with_their_fields(cli, tmp_path):
     db = _store(tmp_path, {"events": SPARK_EVENTS})
     (f,) = _findings(cli, db, "CS101")
-    assert f["actors"] == ["task 1.0 in stage 1.0 (TID 3)", "task 1.1 in stage 1.0 (TID 5)"]
+    # one name per attempt (issue 32): the label, the name the log gave kept as attempt_name
+    first, copy = ("app-1/stage 1.0/task 1 attempt 0 (TID 3) on 127.0.0.2",
+                   "app-1/stage 1.0/task 1 attempt 1 (TID 5) on 127.0.0.3")
+    assert f["actors"] == [first, copy]
+    assert f["summary"] == (
+        f"task 1 of app-1 published by 2 attempts into dt=2026-11-21: {first}, executor 0, not speculative, "
+        f"killed (TaskKilled), wrote 000001_0.stage1; {copy}, executor 1, speculative, success, wrote 000001_1.stage1")
+    assert [a["label"] for a in f["detail"]["attempts"]] == [first, copy]
     common = {"kind": "spark_attempt", "app_id": "app-1", "job": "2", "execution": "0", "stage": 1,
               "stage_attempt": 0, "task_index": 1, "tie": "named", "rule": "hive_name", "candidates": 1}
     assert f["actor_objects"] == [
-        {**common, "label": "task 1.0 in stage 1.0 (TID 3)", "attempt": 0, "tid": 3, "executor": "0",
-         "host": "127.0.0.2", "speculative": False, "status": "killed", "end_reason": "TaskKilled",
+        {**common, "label": first, "attempt_name": "task 1.0 in stage 1.0 (TID 3)", "attempt": 0, "tid": 3,
+         "executor": "0", "host": "127.0.0.2", "speculative": False, "status": "killed", "end_reason": "TaskKilled",
          "file": "000001_0.stage1"},
-        {**common, "label": "task 1.1 in stage 1.0 (TID 5)", "attempt": 1, "tid": 5, "executor": "1",
-         "host": "127.0.0.3", "speculative": True, "status": "success", "end_reason": "Success",
+        {**common, "label": copy, "attempt_name": "task 1.1 in stage 1.0 (TID 5)", "attempt": 1, "tid": 5,
+         "executor": "1", "host": "127.0.0.3", "speculative": True, "status": "success", "end_reason": "Success",
          "file": "000001_1.stage1"},
     ]
     # stored with the finding, read back the same

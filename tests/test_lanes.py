@@ -193,7 +193,9 @@ def test_two_applications_writing_one_partition_get_a_lane_per_attempt_each(tmp_
         assert [m.event.path.rsplit("/", 1)[1] for m in lanes[app, tid4].marks] == ["000003_1"]
         assert (lanes[app, tid3].window, lanes[app, tid3].status) == ("attempt", "success")
         assert (lanes[app, tid4].window, lanes[app, tid4].status) == ("attempt", "killed")
-        assert lanes[app, tid3].label == f"…{app[-7:]}: {tid3}"  # the tail that tells the two apart
+        # each lane by its attempt's one label, which names its application (issue 32)
+        assert lanes[app, tid3].label == f"{app}/stage 0.0/task 3 attempt 0 (TID 3) on ltx1-hcl12413.grid.linkedin.com"
+        assert lanes[app, tid4].label == f"{app}/stage 0.0/task 3 attempt 1 (TID 4) on ltx1-hcl12291.grid.linkedin.com"
     assert len({ln.label for ln in model.lanes}) == 4
 
 

@@ -106,7 +106,8 @@ def test_speculative_double_write_is_reported_by_analyze(rig_run, cli):
     with Store(db, read_only=True) as store:
         model = partition_lanes(store, timeline(store, spark_double["location"], spark_double["partition"]))
     lanes = {ln.actor: ln for ln in model.lanes if ln.window == "attempt"}
-    by_label = {a["label"]: a for a in spark_double["detail"]["attempts"]}
+    # lanes are keyed by the name the events carry; each attempt listed keeps it (issue 32)
+    by_label = {a["attempt_name"]: a for a in spark_double["detail"]["attempts"]}
     assert set(by_label) <= set(lanes), (list(lanes), list(by_label))
     for label, a in by_label.items():
         assert [m.event.path.rsplit("/", 1)[1] for m in lanes[label].marks] == [a["file"]]
@@ -181,16 +182,19 @@ def test_speculative_double_write_report_in_chromium(rig_run, tmp_path):
             "  bar: bar.className, colour: getComputedStyle(bar).backgroundColor, left: r.left, right: r.right,"
             "  marks: [...l.querySelectorAll('.mark')].map(m => Number(m.dataset.event))}; })")
         by_actor = {ln["actor"]: ln for ln in lanes}
-        assert set(by_actor) >= {a["label"] for a in attempts}, lanes
-        killed, won = (by_actor[a["label"]] for a in attempts)
+        assert set(by_actor) >= {a["attempt_name"] for a in attempts}, lanes
+        killed, won = (by_actor[a["attempt_name"]] for a in attempts)
         # each lane holds one mark: the file its own attempt wrote
         assert killed["marks"] == [files[attempts[0]["file"]]] and won["marks"] == [files[attempts[1]["file"]]]
-        assert killed["label"] == attempts[0]["label"] and won["label"] == attempts[1]["label"]
+        # each lane by its attempt's one label, the application said once above the lanes
+        app = attempts[0]["app_id"]
+        assert killed["label"] == attempts[0]["label"].removeprefix(app + "/") != attempts[0]["label"]
+        assert won["label"] == attempts[1]["label"].removeprefix(app + "/")
         # attempt windows, overlapping in time; the killed one red, the winner green
         assert killed["bar"].split() == ["bar", "bad", "attempt"] and won["bar"].split() == ["bar", "ok", "attempt"]
         assert killed["colour"] == "rgb(198, 40, 40)" and won["colour"] == "rgb(46, 125, 50)"  # --bad, --ok
         assert killed["left"] < won["right"] and won["left"] < killed["right"]
-        page.click(f".lane[data-actor='{attempts[0]['label']}'] .mark")
+        page.click(f".lane[data-actor='{attempts[0]['attempt_name']}'] .mark")
         detail = page.eval("document.querySelector('.detail').innerText")
         assert attempts[0]["file"] in detail and attempts[0]["label"] in detail
         page.eval("document.querySelector('article.finding[data-code=CS101]').scrollIntoView()")

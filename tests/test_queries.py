@@ -19,6 +19,7 @@ from commitsleuth.store import Store
 from test_detector_cases import load_case, scenario
 
 QUERIES = sorted(all_queries())
+APP = "application_1628109047826_1317105"
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +88,9 @@ def test_racing_writers_names_both_threads(cli, demo_db):
 def test_speculative_attempts_shows_the_killed_copy(cli, demo_db):
     rows = _rows(cli, demo_db, "speculative_attempts")
     assert [(r["attempt_id"], r["status"], r["kill_reason"]) for r in rows] == [
-        ("task 3.0 in stage 0.0 (TID 3)", "success", None),
-        ("task 3.1 in stage 0.0 (TID 4)", "killed", "another attempt succeeded"),
+        (f"{APP}/stage 0.0/task 3 attempt 0 (TID 3) on ltx1-hcl12413.grid.linkedin.com", "success", None),
+        (f"{APP}/stage 0.0/task 3 attempt 1 (TID 4) on ltx1-hcl12291.grid.linkedin.com", "killed",
+         "another attempt succeeded"),
     ]
 
 

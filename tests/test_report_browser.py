@@ -18,6 +18,7 @@ from commitsleuth.forensics.analyze import analyze
 from commitsleuth.ingest import ingest
 from commitsleuth.report.html import PAGE_SIZE, write_report
 from commitsleuth.store import Store
+from test_detector_cases import case_event
 from many_findings import many_findings_store, seed_events, write_task_logs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,8 +99,10 @@ def test_two_applications_in_one_partition_get_their_own_labelled_lanes(browser,
     page = _open(browser, report)
     lanes = page.eval("[...document.querySelectorAll('.lane')].map(l => [l.dataset.app,"
                       " l.querySelector('.actor').textContent, l.querySelectorAll('.mark').length])")
-    tid3, tid4 = "task 3.0 in stage 0.0 (TID 3)", "task 3.1 in stage 0.0 (TID 4)"
-    assert sorted(lanes) == sorted([app, f"…{app[-7:]}: {tid}", 1] for app in TWO_APPS for tid in (tid3, tid4))
+    # each attempt by its one label, which names its application (issue 32)
+    tid3, tid4 = ("stage 0.0/task 3 attempt 0 (TID 3) on ltx1-hcl12413.grid.linkedin.com",
+                  "stage 0.0/task 3 attempt 1 (TID 4) on ltx1-hcl12291.grid.linkedin.com")
+    assert sorted(lanes) == sorted([app, f"{app}/{tid}", 1] for app in TWO_APPS for tid in (tid3, tid4))
     # the whole label is visible: the attempt's text is not cut by the label column's ellipsis
     assert page.eval("[...document.querySelectorAll('.lane .actor')].every(a =>"
                      " a.getBoundingClientRect().right <= a.parentElement.getBoundingClientRect().right)")
@@ -221,3 +224,91 @@ def test_ten_thousand_findings_first_screen(browser, tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "report-10000.json").write_text(json.dumps(timing, indent=2) + "\n")
     print(f"\n10,000-finding report: {timing}")
+
+
+# -- issue 32: names, evidence and texts of a Spark double write ----------------------------
+SPARK_APP = "application_1628109047826_1317105"
+TID3 = "stage 0.0/task 3 attempt 0 (TID 3) on ltx1-hcl12413.grid.linkedin.com"
+TID4 = "stage 0.0/task 3 attempt 1 (TID 4) on ltx1-hcl12291.grid.linkedin.com"
+
+
+def _spark_report(tmp_path, corpus):
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [str(corpus / "spark-events" / SPARK_APP)])
+        store.write_events([case_event({"kind": "file", "ts": ts, "app_id": SPARK_APP, "size": size,
+                                        "path": f"file:///w/t/dt=2021-08-10/{name}"})
+                            for name, ts, size in (("000003_0", "2021-08-10 23:27:55", 1234),
+                                                   ("000003_1", "2021-08-10 23:28:05", 1230))])
+        analyze(store)
+        return write_report(store, tmp_path / "report.html")
+
+
+def test_spark_double_write_evidence_and_texts(browser, tmp_path, corpus):
+    """The report's evidence and texts in real headless Chromium (issue 32): a Spark speculative double
+    write from a real event log (tests/corpus/spark-events, TID 3 succeeded, its speculative copy
+    TID 4 was killed) and a listing of both attempts' files.
+    
+    - lanes and evidence name each attempt by its one label, the application said once above them;
+    - a listed file shows its name, size and time (no empty box headed by its directory);
+    - a JSON event shows its key fields, the raw line one click away and still escaped text;
+    - the cause and remedy are Spark's, and say the killed attempt was killed.
+    """
+    page = browser.page()
+    page.goto(_spark_report(tmp_path, corpus).as_uri())
+    page.wait_for("document.documentElement.dataset.readyMs")
+    page.settle()
+    assert page.eval("document.querySelector('.lanes-app').textContent") == f"attempts of {SPARK_APP}:"
+    assert page.eval("[...document.querySelectorAll('.lane .actor')].map(a => a.textContent)") == [TID3, TID4]
+    items = page.eval("[...document.querySelectorAll('.evidence-list .item')].map(i => ["
+                      " i.querySelector('.where').textContent,"
+                      " [...i.querySelectorAll('.fact')].map(f => f.children[0].textContent + '=' + f.children[1].textContent),"
+                      " i.querySelector('details') ? i.querySelector('details').open : null,"
+                      " i.querySelectorAll(':scope > pre').length])")
+    by_where = {w: (facts, details, pres) for w, facts, details, pres in items}
+    for name, when, size in (("000003_0", "23:27:55", "1,234"), ("000003_1", "23:28:05", "1,230")):
+        attempt = TID3 if name.endswith("_0") else TID4
+        facts, details, pres = by_where[f"file:///w/t/dt=2021-08-10/{name}  [{SPARK_APP}/{attempt}]"]
+        assert (facts, details, pres) == ([f"file={name}", f"size={size} bytes", f"modified=2021-08-10 {when}"],
+                                          None, 0)
+    killed = next(v for w, v in by_where.items() if w.startswith(str(corpus)) and w.endswith(f"[{SPARK_APP}/{TID4}]"))
+    facts, details, pres = killed
+    assert facts[:3] == ["Event=SparkListenerTaskEnd", "Stage ID=0", "Stage Attempt ID=0"]
+    assert {"Task ID=4", "Attempt=1", "Speculative=true", "Reason=TaskKilled",
+            "Kill Reason=another attempt succeeded"} <= set(facts)
+    assert (details, pres) == (False, 0)  # the raw line folded away, one click from the facts
+    raw = page.eval(f"[...document.querySelectorAll('.evidence-list .item')].find(i =>"
+                    f" i.querySelector('.where').textContent.endsWith('[{SPARK_APP}/{TID4}]')"
+                    f" && i.querySelector('details')).querySelector('details pre').textContent")
+    assert raw.startswith('{"Event":"SparkListenerTaskEnd"') and '"Task ID":4' in raw
+    cause = page.eval("document.querySelector('.cause').textContent")
+    remedy = page.eval("document.querySelector('.remedy').textContent")
+    assert remedy.startswith("Remedy. Write through Spark's writers")
+    assert "RCFileMergeMapper" not in remedy and "HIVE-3149" not in remedy
+    assert f"({SPARK_APP}/{TID4} was killed)" in cause and "both attempts finished" not in cause
+    assert (page.errors, page.dialogs) == ([], [])
+
+
+def test_a_json_lines_key_fields_stay_text(browser, tmp_path):
+    """A hostile value inside a JSON evidence line is shown as text among its key fields and in
+    its folded raw line; nothing in it runs or becomes markup."""
+    import json as _json
+
+    from test_cli_actors import SPARK_EVENTS
+
+    hostile = "<img src=x onerror=alert(1)>"
+    raw = _json.dumps({"Event": "SparkListenerTaskEnd", "Stage ID": 1, "Stage Attempt ID": 0,
+                       "Task End Reason": {"Reason": "TaskKilled", "Kill Reason": hostile},
+                       "Task Info": {"Task ID": 3, "Index": 1, "Attempt": 0, "Host": "127.0.0.2"}})
+    events = [dict(e, raw=raw) if e.get("detail", {}).get("tid") == 3 else e for e in SPARK_EVENTS]
+    with Store(tmp_path / "h.duckdb") as store:
+        store.write_events([case_event(e) for e in events])
+        analyze(store)
+        report = write_report(store, tmp_path / "h.html")
+    assert hostile not in report.read_text()
+    page = _open(browser, report)
+    facts = page.eval("[...document.querySelectorAll('.evidence-list .fact')].map(f => f.textContent)")
+    assert f"Kill Reason{hostile}" in facts and "Task ID3" in facts
+    page.eval("document.querySelectorAll('.evidence-list details').forEach(d => d.open = true)")
+    assert hostile in page.eval("[...document.querySelectorAll('.evidence-list details pre')].map(p => p.textContent).join()")
+    assert page.eval("document.querySelectorAll('article.finding img').length") == 0
+    assert (page.errors, page.dialogs) == ([], [])

@@ -26,7 +26,9 @@ from pathlib import Path
 from commitsleuth import __version__
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import evidence, stored_findings
+from commitsleuth.forensics.attempt_labels import labels_for_names, shown
 from commitsleuth.forensics.detectors import Finding
+from commitsleuth.report.facts import file_facts, json_facts
 from commitsleuth.report.lanes import (PartitionLanes, apps_for, build, duration, format_ts, kind_label, outcome,
                                 rows_for, symbol, tie_files, windows_for)
 from commitsleuth.model import SEVERITIES
@@ -89,8 +91,11 @@ def report_data(store: Store) -> tuple[dict | None, dict]:
     rows, attempt_ends = tie_files(store, rows_for(store, list(keys)))
     windows = windows_for(store, [r.event_id for rs in rows.values() for r in rs] + attempt_ends)
     in_timelines = {r.event_id for rs in rows.values() for r in rs}
-    apps = apps_for(store, in_timelines)
     loose = evidence(store, sorted({eid for f in findings for eid in f.evidence} - in_timelines))
+    apps = apps_for(store, in_timelines | {ev.event_id for ev in loose})
+    labels = labels_for_names(store.con, {(apps.get(r.event_id), r.actor) for rs in rows.values() for r in rs}
+                            | {(apps.get(ev.event_id), ev.actor) for ev in loose})
+    sizes = _sizes(store, [r.event_id for rs in rows.values() for r in rs if r.kind in _FILE_KINDS])
     models = {}
 
     def pack(subset: list[Finding]) -> dict:
@@ -103,15 +108,18 @@ def report_data(store: Store) -> tuple[dict | None, dict]:
             if key not in keys or key in timelines:
                 continue
             if key not in models:
-                models[key] = build(rows[keys[key]], windows, max_ticks=10, apps=apps)
+                models[key] = build(rows[keys[key]], windows, max_ticks=10, apps=apps, labels=labels)
             timelines[key] = len(out_timelines)
             out_timelines.append(_timeline_json(models[key], texts))
             for r in rows[keys[key]]:
-                events[r.event_id] = _event_json(texts, r.kind, r.ts, r.actor, r.path, r.status, r.where, r.raw)
+                events[r.event_id] = _event_json(texts, r.kind, r.ts, models[key].actors.get(r.event_id, r.actor),
+                                                 r.path, r.status, r.where, r.raw, sizes.get(r.event_id))
         wanted = {eid for f in subset for eid in f.evidence}
         for ev in loose:
             if ev.event_id in wanted:
-                events[ev.event_id] = _event_json(texts, ev.kind, ev.ts, ev.actor, None, None, ev.where, ev.raw)
+                actor = shown(labels, apps.get(ev.event_id), ev.actor)
+                events[ev.event_id] = _event_json(texts, ev.kind, ev.ts, actor, ev.path, None, ev.where, ev.raw,
+                                                  ev.size)
         out_findings = [
             [f.code, f.name, f.severity, f.partition_spec, texts(f.table_name or f.location or ""),
              f.summary, f.actors, f.evidence, texts(f.explanation), texts(f.remedy), timelines.get(_key(f))]
@@ -130,11 +138,27 @@ def _key(f: Finding) -> tuple:
     return (f.location, None if f.location else f.table_name, f.partition_spec)
 
 
-def _event_json(texts: _Texts, kind, ts, actor, path, status, where, raw) -> list:
+_FILE_KINDS = ("file", "file_create")
+
+
+def _sizes(store: Store, event_ids: list[int]) -> dict[int, int]:
+    if not event_ids:
+        return {}
+    return dict(store.con.execute("SELECT event_id, size FROM events WHERE list_contains($ids, event_id) "
+                                  "AND size IS NOT NULL", {"ids": sorted(set(event_ids))}).fetchall())
+
+
+def _event_json(texts: _Texts, kind, ts, actor, path, status, where, raw, size=None) -> list:
+    """[kind, time, actor, path, status, where, raw, outcome, facts]: ``facts`` the key fields
+    shown first (a listed file's name, size and time; a JSON line's key fields)."""
+    facts = json_facts(raw)  # from the whole line: a cut one is no longer JSON
+    if kind in _FILE_KINDS and not raw:
+        facts = file_facts(path, size, ts, format_ts(ts))
+        where = path or where  # the file itself, not the directory listed
     raw = _cut(raw)
     if path and raw and path in raw:
         path = None  # the log line shows it already
-    return [kind, format_ts(ts), actor, path, status, texts.where(where), raw, outcome(kind, status)]
+    return [kind, format_ts(ts), actor, path, status, texts.where(where), raw, outcome(kind, status), facts]
 
 
 def _timeline_json(model: PartitionLanes, texts: _Texts) -> dict:

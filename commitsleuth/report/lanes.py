@@ -3,9 +3,14 @@
 An attempt's lane is keyed by its application and its label: Spark's labels ("task 3.1 in stage
 0.0 (TID 4)") repeat in every application, so two applications writing one partition get a lane
 per attempt each. An event of the attempt that names no application (a text log line) joins the
-lane of the one application using that label here. When a partition's lanes hold more than one
-application, attempt lanes are labelled ``<app>: <attempt>``, the app compacted to the tail that
-tells them apart (``…1317105`` for ``application_1628109047826_1317105``) so the attempt still fits.
+lane of the one application using that label here. Names of one Spark attempt that share its
+one label (the event log's and a caller context's for one TID) share a lane, whose ``actor`` is
+the name its first event gave. A lane is called by its attempt's one label
+(forensics/attempt_labels.py: ``app/stage 1.0/task 1 attempt 0 (TID 5) on host`` for a Spark
+attempt, which names its application); another attempt's lane, when a partition's lanes hold
+more than one application, is ``<app>: <attempt>``, the app compacted to the tail that tells them
+apart (``…1317105`` for ``application_1628109047826_1317105``). A Spark SQL execution's lane is
+``app/SQL execution N``, never a bare number.
 
 The HTML report and the terminal timeline draw the same model, built here. Positions are
 fractions of the track (0..1). Events carry a timestamp or not (a headless task's stdout has
@@ -21,6 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Sequence
 
+from commitsleuth.forensics.attempt_labels import labels_for_names, shown
 from commitsleuth.forensics.file_attempts import attempts_of_files
 from commitsleuth.forensics.timeline import TimelineRow, where_of
 from commitsleuth.store import Store
@@ -112,6 +118,7 @@ class PartitionLanes:
     lanes: list[Lane]
     axis: Axis
     events: list[TimelineRow]
+    actors: dict[int, str] = field(default_factory=dict)  # event id -> its actor as shown (its lane's name)
 
 
 @dataclass
@@ -191,12 +198,20 @@ def build(
     *,
     max_ticks: int = 8,
     apps: dict[int, str] | None = None,
+    labels: dict[tuple[str | None, str], str] | None = None,
 ) -> PartitionLanes:
     """Lanes of ``events`` (in timeline order); ``windows`` holds attempt windows by
-    (application, actor), ``apps`` the application of each event id that names one."""
-    windows = windows or {}
+    (application, actor), ``apps`` the application of each event id that names one, ``labels``
+    the one label of each Spark attempt name by (application, name) (forensics/attempt_labels.py)."""
+    windows, labels = windows or {}, labels or {}
     evidence = set(evidence)
-    keys = lane_keys(events, apps or {})
+    apps = apps or {}
+    # names of one attempt (an event log's and a caller context's for one TID) share its label:
+    # one lane, keyed by the label; a lane keeps the name its first event gave as its actor
+    raw_keys = lane_keys(events, apps)
+    keys = [(app, labels.get((app, actor)) or labels.get((None, actor)) or actor) for app, actor in raw_keys]
+    windows = {(app, labels.get((app, actor)) or labels.get((None, actor)) or actor): w
+               for (app, actor), w in windows.items()}
     timed = bool(events) and all(e.ts is not None for e in events)
     if timed:
         times = [e.ts for e in events]
@@ -227,14 +242,23 @@ def build(
         pos = pos_of(e.ts) if timed else (i + 0.5) * slot
         lane = by_actor.get(key)
         if lane is None:
-            lane = by_actor[key] = Lane(key[1], actor_type(e.actor), pos, pos, "activity", None, app=key[0])
+            lane = by_actor[key] = Lane(raw_keys[i][1], actor_type(e.actor), pos, pos, "activity", None, app=key[0])
         lane.start, lane.end = min(lane.start, pos), max(lane.end, pos)
         lane.marks.append(
             Mark(e, pos, outcome(e.kind, e.status), symbol(e.kind), i + 1, e.event_id in evidence)
         )
     short = compact_apps({lane.app for lane in by_actor.values() if lane.app is not None})
+    labelled = set(labels.values())
     for (app, actor), lane in by_actor.items():
-        lane.label = f"{short[app]}: {actor}" if len(short) > 1 and app is not None else actor
+        if actor in labelled:  # a Spark attempt's one label, which names its application
+            lane.label = actor
+        elif actor.isdigit() and any(m.event.kind in _QUERY_KINDS for m in lane.marks):
+            # a Spark SQL execution id: a number only within its application
+            lane.actor_type = "query"
+            owner = next((apps[m.event.event_id] for m in lane.marks if m.event.event_id in apps), None)
+            lane.label = f"{owner}/SQL execution {actor}" if owner else f"SQL execution {actor}"
+        else:
+            lane.label = lane_label(app, actor, lane.actor_type, short if len(short) > 1 else {})
         if not timed:  # a lane covers its events' whole slots
             lane.start, lane.end = lane.start - slot / 2, lane.end + slot / 2
         w = windows.get((app, actor))
@@ -248,7 +272,20 @@ def build(
         elif timed and w.end is not None:
             lane.end, lane.window = max(lane.end, pos_of(w.end)), "attempt"
     lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.label))
-    return PartitionLanes(lanes, axis, list(events))
+    shown = {e.event_id: by_actor[key].label for e, key in zip(events, keys)}
+    return PartitionLanes(lanes, axis, list(events), shown)
+
+
+_QUERY_KINDS = ("query_start", "query_end")
+
+
+def lane_label(app: str | None, actor: str, kind: str, short: dict[str, str]) -> str:
+    """What a lane without a Spark attempt's label is called: an attempt by its id, with its
+    application's short name when several share the lanes; a thread, query or application named
+    by a bare number says which it is (never a bare ``0``)."""
+    if actor.isdigit():
+        actor = f"{kind} {actor}"
+    return f"{short[app]}: {actor}" if app is not None and app in short else actor
 
 
 def time_axis(t0: dt.datetime, t1: dt.datetime, *, max_ticks: int = 8,
@@ -421,6 +458,22 @@ def partition_lanes(store: Store, events: Sequence[TimelineRow], evidence: Itera
     events = tied[0]
     windows = windows_for(store, [e.event_id for e in events] + extra)
     apps = apps_for(store, [e.event_id for e in events])
-    return build(events, windows, evidence, max_ticks=max_ticks, apps=apps)
+    return build(events, windows, evidence, max_ticks=max_ticks, apps=apps, labels=labels_for(store, events, apps))
 
 
+def labels_for(store: Store, events: Iterable[TimelineRow], apps: dict[int, str]) -> dict:
+    """The one label of each Spark attempt the ``events`` name, by (application, name)."""
+    return labels_for_names(store.con, {(apps.get(e.event_id), e.actor) for e in events})
+
+
+
+
+def evidence_actors(store: Store, evidence: Iterable) -> dict[int, str]:
+    """Each evidence event's actor as the timeline shows it: a listed file by the one Spark
+    attempt that wrote it, a Spark attempt by its one label (``evidence``: analyze's Evidence)."""
+    evidence = list(evidence)
+    ties = attempts_of_files(store.con, sorted({e.event_id for e in evidence if e.kind == "file"}))
+    apps = apps_for(store, [e.event_id for e in evidence])
+    names = {e.event_id: ties[e.event_id][0] if e.event_id in ties else e.actor for e in evidence}
+    labels = labels_for_names(store.con, {(apps.get(i), n) for i, n in names.items()})
+    return {i: shown(labels, apps.get(i), n) for i, n in names.items() if n}

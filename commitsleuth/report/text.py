@@ -22,10 +22,21 @@ def _evidence(store: Store, event_ids):
     return evidence(store, event_ids)
 
 
+def _evidence_of(store: Store, findings: list[Finding]) -> tuple[dict[int, list], dict[int, str]]:
+    """Each finding's evidence (by its index) and every evidence event's actor as shown: a
+    listed file by the attempt that wrote it, an attempt by its one label (issue 32)."""
+    from commitsleuth.report.lanes import evidence_actors
+
+    evs = {i: _evidence(store, f.evidence) for i, f in enumerate(findings)}
+    return evs, evidence_actors(store, [e for es in evs.values() for e in es])
+
+
 def findings_text(store: Store, findings: list[Finding], *, width: int = 400) -> str:
     """Findings grouped by detector, most severe first, each with its evidence and remedy."""
     if not findings:
         return "No findings."
+    evs, actors = _evidence_of(store, findings)
+    index = {id(f): i for i, f in enumerate(findings)}
     out: list[str] = []
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in findings:
@@ -51,11 +62,12 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
             if f.window_start is not None:
                 out.append(f"    window: {f.window_start} .. {f.window_end}")
             out.append("    evidence:")
-            for ev in _evidence(store, f.evidence):
+            for ev in evs[index[id(f)]]:
                 line = ev.text
                 if len(line) > width:
                     line = line[: width - 3] + "..."
-                out.append(f"      {ev.where}" + (f"  [{ev.actor}]" if ev.actor else ""))
+                actor = actors.get(ev.event_id, ev.actor)
+                out.append(f"      {ev.where}" + (f"  [{actor}]" if actor else ""))
                 out.append(f"        {line}")
             if f.remedy:
                 out.append(f"    remedy: {f.remedy}")
@@ -68,8 +80,9 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
 
 
 def findings_json(store: Store, findings: list[Finding]) -> str:
+    evs, actors = _evidence_of(store, findings)
     items = []
-    for f in findings:
+    for i, f in enumerate(findings):
         items.append(
             {
                 "code": f.code, "name": f.name, "severity": f.severity, "summary": f.summary,
@@ -78,9 +91,9 @@ def findings_json(store: Store, findings: list[Finding]) -> str:
                 "actors": f.actors,
                 "actor_objects": f.actor_objects or [],
                 "evidence": [
-                    {"event_id": e.event_id, "where": e.where, "kind": e.kind, "actor": e.actor, "line": e.raw,
-                     "path": e.path}
-                    for e in _evidence(store, f.evidence)
+                    {"event_id": e.event_id, "where": e.where, "kind": e.kind,
+                     "actor": actors.get(e.event_id, e.actor), "line": e.raw, "path": e.path}
+                    for e in evs[i]
                 ],
                 "explanation": f.explanation, "remedy": f.remedy, "detail": f.detail,
             }

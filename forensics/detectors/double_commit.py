@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.storage import DOUBLE_WRITES_SQL
 from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql, spark_attempt_words
@@ -124,7 +126,7 @@ class DoubleCommit(SqlDetector):
     protocol (Hive's RCFileMergeMapper renames in close(); Hive on Tez names files per attempt
     and never asks canCommit; a Spark job with a direct, non-coordinated committer) ran more than
     once for the same task, typically because speculative execution launched a second attempt,
-    and both attempts finished.
+    and the output of both attempts survived.
     Remedy: disable speculative execution for jobs whose writer does not commit through the
     protocol (mapred.map.tasks.speculative.execution=false, hive.mapred.reduce.tasks.speculative.execution=false,
     spark.speculation=false; tez.am.speculation.enabled=false for Hive on Tez), or set
@@ -144,9 +146,12 @@ class DoubleCommit(SqlDetector):
             return (f"{row['files'][0]} written by {n} attempts of {row['app_id']}: {', '.join(row['actors'])}")
         if row["how"] == "commits":
             app = f" of {row['app_id']}" if row["app_id"] else ""
-            return f"task {row['task']}{app} committed by {n} attempts: {', '.join(row['actors'])}"
-        if row.get("attempts"):
-            return (f"task {row['task']} of {row['app_id']} published by {n} attempts into {where(row)}: "
+            spark = re.fullmatch(r"(\d+)\.(\d+)", row["task"] or "")  # Spark's task id: <stage>.<index>
+            task = f"{spark[2]} of stage {spark[1]}" if spark else row["task"]
+            return f"task {task}{app} committed by {n} attempts: {', '.join(row['actors'])}"
+        if row.get("attempts"):  # Spark's own task index names the task, not the file's number
+            task = next((a["task_index"] for a in row["attempts"] if a.get("task_index") is not None), row["task"])
+            return (f"task {task} of {row['app_id']} published by {n} attempts into {where(row)}: "
                     + "; ".join(spark_attempt_words(a) for a in row["attempts"]))
         ran = {r["attempt"]: r for r in row.get("ran") or ()}
         names = [f"{a} (on {ran[a]['host']}" + (f", {ran[a]['container']})" if ran[a]["container"] else ")")

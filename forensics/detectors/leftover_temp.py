@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from commitsleuth.forensics.attempt_labels import label_of
 from commitsleuth.forensics.detectors.base import SqlDetector
 from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql
 
@@ -46,7 +47,7 @@ class LeftoverTemp(SqlDetector):
     def summary(self, row):
         left = f"leftover {row['temp_dir'].rsplit('/', 1)[-1]} with {row['entries']} entries in {row['location']}"
         if row["attempts"]:  # the task attempts whose files they are (forensics/file_attempts.py)
-            left += ", written by " + ", ".join(sorted({a["label"] for a in row["attempts"]}))
+            left += ", written by " + ", ".join(sorted({label_of(a) for a in row["attempts"]}))
         return left
 
     def detail(self, row):

@@ -6,7 +6,7 @@
   // The data in use: the first page alone while the rest is still being read, then everything.
   var EV, TL, F, TEXT, KIND, TOTAL = 0, PAGE = 20, MAX_LANES = 12, ready = false, drawn = false;
   function use(data) {
-    EV = data.events;      // id -> [kind, time, actor, path, status, where, raw, outcome]
+    EV = data.events;      // id -> [kind, time, actor, path, status, where, raw, outcome, facts]
     TL = data.timelines;
     F = data.findings;     // [code, name, severity, partition, place, summary, actors, evidence, cause, remedy, timeline]
     TEXT = data.texts;     // shared strings (cause, remedy, location, axis label, log file); null at 0
@@ -35,6 +35,32 @@
             ["status", ev[4]], ["evidence", whereOf(ev)]];
   }
 
+  // An event's key facts (a file's name, size and time; a JSON line's key fields) as a table,
+  // then its raw line: shown as is when it is all there is, one click away behind the facts.
+  function factsAndRaw(ev) {
+    var out = document.createDocumentFragment();
+    var facts = ev[8] || [];
+    if (facts.length) {
+      var list = el("div", "facts");
+      facts.forEach(function (f) {
+        var one = el("span", "fact");
+        one.appendChild(el("b", null, f[0]));
+        one.appendChild(el("span", null, f[1]));
+        list.appendChild(one);
+      });
+      out.appendChild(list);
+    }
+    if (ev[6] && facts.length) {
+      var d = el("details", "raw");
+      d.appendChild(el("summary", null, "raw line (" + ev[6].length + " characters)"));
+      d.appendChild(el("pre", null, ev[6]));
+      out.appendChild(d);
+    } else if (ev[6]) {
+      out.appendChild(el("pre", "raw", ev[6]));
+    }
+    return out;
+  }
+
   function showEvent(panel, id) {
     var ev = EV[id];
     panel.textContent = "";
@@ -49,7 +75,7 @@
       t.appendChild(tr);
     });
     panel.appendChild(t);
-    if (ev[6]) panel.appendChild(el("pre", "raw", ev[6]));
+    panel.appendChild(factsAndRaw(ev));
   }
 
   function select(fig, panel, id) {
@@ -69,20 +95,36 @@
     var seen = {};
     var involved = {}, anyInvolved = false;
     actors.forEach(function (a) { involved[a] = true; });
-    tl.lanes.forEach(function (lane) { if (involved[lane[0]] === true) anyInvolved = true; });
+    // a finding names an attempt by its one label, which is the lane's label
+    function isInvolved(lane) { return involved[lane[8]] === true || involved[lane[0]] === true; }
+    tl.lanes.forEach(function (lane) { if (isInvolved(lane)) anyInvolved = true; });
     if (anyInvolved) fig.classList.add("focus");
     tl.lanes.forEach(function (lane) {
       lane[7].forEach(function (m) { var ev = EV[m[0]]; if (ev) seen[symbolOf(ev)] = [labelOf(ev), ev[7]]; });
     });
 
+    // the application every attempt lane's label starts with is said once, above the lanes
+    var apps = {}, shared = null;
+    tl.lanes.forEach(function (lane) { if (lane[1] === "attempt") apps[lane[9] || ""] = true; });
+    var appList = Object.keys(apps);
+    if (appList.length === 1 && appList[0] &&
+        tl.lanes.some(function (lane) { return (lane[8] || "").indexOf(appList[0] + "/") === 0; })) {
+      shared = appList[0];
+      fig.appendChild(el("div", "lanes-app", "attempts of " + shared + ":"));
+    }
+    function shownLabel(lane) {
+      var name = lane[8] || lane[0];
+      return shared && name.indexOf(shared + "/") === 0 ? name.slice(shared.length + 1) : name;
+    }
+
     function laneRow(lane) {
       // lane: [actor, actorType, window, status, outcome, start, end, [[eventId, pos], ...], label, app]
       // (the label names the application too when attempts of several share the partition)
-      var row = el("div", "lane" + (involved[lane[0]] === true ? " involved" : ""));
+      var row = el("div", "lane" + (isInvolved(lane) ? " involved" : ""));
       row.setAttribute("data-actor", lane[0]);
       if (lane[9]) row.setAttribute("data-app", lane[9]);
       var label = el("div", "lane-label");
-      label.appendChild(el("span", "actor", lane[8] || lane[0]));
+      label.appendChild(el("span", "actor", shownLabel(lane)));
       label.appendChild(el("span", "type", " " + lane[1] + (lane[3] ? ", " + lane[3] : "")));
       label.title = (lane[8] || lane[0]) + " (" + lane[1] + (lane[9] ? ", application " + lane[9] : "") + ")";
       row.appendChild(label);
@@ -197,7 +239,7 @@
       var item = el("div", "item");
       item.setAttribute("data-event", id);
       item.appendChild(el("div", "where", whereOf(ev) + (ev[2] ? "  [" + ev[2] + "]" : "")));
-      item.appendChild(el("pre", null, ev[6] || ""));
+      item.appendChild(factsAndRaw(ev));
       if (fig) item.addEventListener("click", function () { select(fig, fig._panel, id); });
       list.appendChild(item);
     });
