@@ -27,64 +27,155 @@ except ImportError:  # Arrow's RE2 finds a superset of the same lines, several t
 
 MASK = "***"
 
-# Words that name a secret in a key (conf keys, JDBC properties, URL parameters, JSON fields).
-_SECRET_WORDS = (r"password|passwd|pwd|secret|token|credential|signature|delegation|"
-                 r"access[._-]?key|secret[._-]?key|account[._-]?key|private[._-]?key|api[._-]?key|"
-                 r"sas[._-]?key|sas[._-]?token")
+# A key names a secret by its whole name, not by a substring (``api_key_hash``,
+# ``tokenizer_version`` and ``token_table`` name none): split into words at ``. _ -``, spaces and
+# camelCase, its last word ends with one of these (``keyStorePassword``, ``PGPASSWORD``), or its
+# last two are ``<kind> key`` (``fs.s3a.access.key``, ``account_key``).
+_SECRET_ENDINGS = ("password", "passwd", "pwd", "passphrase", "secret", "token", "credential", "credentials",
+                   "signature", "delegation", "sig", "accesskey", "secretkey", "accountkey", "privatekey",
+                   "apikey", "saskey")
+_KEY_KINDS = frozenset(("access", "secret", "account", "private", "api", "sas", "encryption", "signing"))
+_WORDS = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+# Hadoop's per-account keys go on past the secret word with the account and its host:
+# fs.azure.account.key.<acct>.dfs.core.windows.net, fs.azure.sas.fixed.token.<acct>...
+_PER_ACCOUNT = re.compile(r"(?i)^(?:spark\.hadoop\.)?fs\.azure\.|\.(?:net|com|cn|de|org|io)$")
+# Substrings of every key _names_secret accepts: the patterns find candidate keys by them and
+# then judge the whole name.
+_KEY_HINT = r"pass|pwd|secret|token|credential|signature|delegation|sig|key"
 _VALUE = r"[^\s\"'&;,)}\]\\]+"
+# A quoted value, up to the same quote (a JSON value may hold an apostrophe), escapes kept.
+_QUOTED = r"(?P<val>(?:\\.|(?!(?P=q))[^\\\n])*)(?=(?P=q))"
 
-# (any of these lower-case substrings must be present, all of these too, pattern). Most log lines
-# have none of the triggers, and a substring test is a hundred times cheaper than a pattern.
-_PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern]] = [
+_KEY_TRIGGERS = ("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation", "sig=", "sig%",
+                 "sig\"", "sig'")
+
+# (any of these lower-case substrings must be present, all of these too, pattern, keyed). Most
+# log lines have none of the triggers, and a substring test is a hundred times cheaper than a
+# pattern. A keyed pattern's ``key`` group is judged whole (``names_secret``), and a key that
+# starts a path segment or sits in a partition spec is never one (``_in_identity``).
+_PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     # PEM private keys, the whole body (raw keeps continuation lines, so it may span lines)
     (("private key-----",), (), re.compile(
         r"(?P<key>-----BEGIN [A-Z ]*PRIVATE KEY-----)(?P<sep>)(?P<val>[^\"]*?)(?=-----END [A-Z ]*PRIVATE KEY-----|\"|\Z)",
-        re.S)),
+        re.S), False),
     # Authorization: Basic|Bearer|Negotiate|Digest <credentials>, and a bare "Bearer <token>"
     (("authorization",), (), re.compile(
         r"(?i)(?P<key>authorization[\"']?)(?P<sep>\s*[:=]\s*[\"']?(?:(?:basic|bearer|negotiate|digest)\s+)?)"
-        r"(?P<val>[^\s\"',;]+)")),
-    (("bearer",), (), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)")),
-    # SQL and JSON: 'hive.sql.dbcp.password'='x', "password": "x"
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?P<key>[\"'][\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*[\"'])(?P<sep>\s*[=:]\s*[\"'])(?P<val>[^\"']*)")),
-    # key=value / key: value where the key names a secret (conf dumps, JDBC URLs, URL queries).
-    # The look-behind starts a key only where a run of key characters starts: the same leftmost
-    # matches without retrying from every character of a long path (quadratic).
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})")),
-    # conf keys (two dots at least) and flags written with a space, ending in the secret word:
-    # fs.s3a.secret.key X, --password X (not a table named db.secret_stats, nor db.secret)
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>(?:--?|(?:[\w\-]+\.){{2,}}[\w\-]*?)(?:{_SECRET_WORDS}))"
-        rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})")),
+        r"(?P<val>[^\s\"',;]+)"), False),
+    (("bearer",), (), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)"), False),
+    # SQL and JSON, the key quoted: 'hive.sql.dbcp.password'='x', "password": "it's", and Spark
+    # SQL's OPTIONS ('password' 'x') (its '=' is optional)
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?P<key>[\"'][\w.\- ]*(?:{_KEY_HINT})[\w.\- ]*[\"'])(?P<sep>\s*[=:]?\s*(?P<q>[\"'])){_QUOTED}"),
+     True),
+    # the key bare, the value quoted: ConnectionPassword="x", password='x', OPTIONS (password 'x')
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?<![\w.\-\"'])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>(?:\s*[=:]\s*|[ \t]+)(?P<q>[\"'])){_QUOTED}"),
+     True),
+    # key=value / key: value (conf dumps, JDBC URLs, URL queries). The look-behind starts a key
+    # only where a run of key characters starts: the same leftmost matches without retrying from
+    # every character of a long path (quadratic).
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})"), True),
+    # the same URL-encoded, in S3 keys and referers: X-Amz-Signature%3D…, %26password%3D…
+    (("%3d",), (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>%(?:25)?3D)"
+        r"(?P<val>(?:(?!%(?:25)?26)[^\s&\"'])+)"), True),
+    # conf keys (two dots at least) and flags written with a space: fs.s3a.secret.key X,
+    # --password X, fs.azure.account.key.<acct>.dfs.core.windows.net X (not a table named
+    # db.secret_stats, nor db.secret)
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>--?[\w.\-]*(?:{_KEY_HINT})[\w.\-]*|(?:[\w\-]+\.){{2,}}[\w.\-]*)"
+        rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})"), True),
     # Azure SAS signatures in URL queries
-    (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)")),
-    # scheme://user:password@host
-    (("@",), ("://",), re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']+)(?P<sep>:)(?P<val>[^@\s/\"']+)(?=@)")),
+    (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)"), False),
+    # scheme://user:password@host, the user may be empty (redis://:pw@) and the password hold a
+    # '/'; digits then '/' are a port and a path (hdfs://nn:8020/user/x@REALM)
+    (("@",), ("://",), re.compile(
+        r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']*)(?P<sep>:)(?P<val>(?!\d*(?:/|$))[^@\s\"']+)(?=@)"), False),
+    # Oracle's user/password@connect: JDBC thin/OCI URLs and the clients' command lines
+    (("@",), ("/",), re.compile(
+        r"(?i)(?P<key>(?:jdbc:oracle:\w+:|\b(?:sqlplus|sqlldr|expdp|impdp)\s+(?:-\w+\s+)*"
+        r"(?:userid=)?|\buserid=)[\w$#.]+)(?P<sep>/)(?P<val>[^\s@\"']+)(?=@)"), False),
+    # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, MySQL's IDENTIFIED WITH plugin BY 'pw'
+    (("identified",), (), re.compile(
+        r"(?i)(?P<key>\bidentified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
+        r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s;,)]+)"), False),
 ]
 # JDBC clients' -p X (beeline, sqoop), only where the text names a JDBC client
 _JDBC_CLIENT = ("jdbc:", "beeline", "sqoop")
 _JDBC_PASSWORD = re.compile(r"(?P<key>(?:^|(?<=\s))-p)(?P<sep>\s+)(?!\*\*\*)(?P<val>\S+)")
-_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+# an AWS key id, also inside a longer word (AKIA…_suffix, key_AKIA…)
+_AWS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")
+# Where a key is a partition column, never a secret's name: partition (k=v), partSpec {k=v},
+# Partition db.t{k=v}, PARTITION (k='v')
+_PARTITION_SPEC = re.compile(r"(?i)\b(?:partition|partspec)\s*(?:[\w.`]+\s*)?[({\[][^)}\]\n]*")
 _EXTRA: list[re.Pattern] = []  # the user's: --redact, COMMITSLEUTH_REDACT, spark.redaction.string.regex
 _EXTRA_KEYS: list[re.Pattern] = []  # spark.redaction.regex: conf keys whose values are secret
 # The user's regexes as written: each is its own columnar trigger (a text it can mask contains
 # a match of it).
 _USER_TRIGGERS: list[str] = []
-# A key (JSON field, conf key) that names a secret: its string value is masked whole.
-_SECRET_KEY = re.compile(rf"(?i)(?:{_SECRET_WORDS})")
 
 # Every trigger in one RE2 pattern (case-insensitive), for the columnar test where events
 # become rows (model.events_to_arrow): only the rows it finds run the patterns above.
 _TRIGGER_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation",
-                  "authorization", "bearer", "-p ", "sig=", "akia", "asia")
-TRIGGER_RE = "|".join(_TRIGGER_WORDS) + r"|://[^/\s]*@"
+                  "authorization", "bearer", "-p ", "sig=", "sig%", "sig\"", "sig'", "akia", "asia", "identified",
+                  "jdbc:oracle", "sqlplus", "sqlldr", "expdp", "impdp", "userid=")
+TRIGGER_RE = "|".join(_TRIGGER_WORDS) + r"|://\S*@"
 
 
-def redact(text: str | None) -> str | None:
-    """``text`` with every secret the patterns find masked as ``***``."""
-    return _redact(text, _mask, _mask_whole)
+def names_secret(key: str) -> bool:
+    """True when a key (a conf key, a JSON field, a URL parameter) names a secret by its whole
+    name, ours or the user's."""
+    return _names_secret(key) or any(p.search(f"{key}=x") for p in _EXTRA_KEYS)
+
+
+def _names_secret(key: str) -> bool:
+    key = key.strip("\"' -")
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if not words:
+        return False
+    if words[-1].endswith(_SECRET_ENDINGS) or (words[-1] == "key" and len(words) > 1 and words[-2] in _KEY_KINDS):
+        return True
+    if "." in key and _PER_ACCOUNT.search(key):  # the secret word inside, the account after it
+        parts = key.split(".")
+        return any(_names_secret(".".join(parts[:i])) for i in range(2, len(parts)))
+    return False
+
+
+def _identity_spans(text: str) -> list[tuple[int, int]]:
+    """The partition specs of a text: their keys are partition columns."""
+    if "part" not in text.lower():
+        return []
+    return [m.span() for m in _PARTITION_SPEC.finditer(text)]
+
+
+def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool) -> str:
+    """``pat.sub(mask, text)`` for a keyed pattern: a match whose key does not name a secret by
+    its whole name, starts a path segment (``/account_key=17/``) or sits in a partition spec is
+    left, and the search goes on inside its value (``TokenError: Token: x``)."""
+    out, pos, last, spans = [], 0, 0, None
+    while True:
+        m = pat.search(text, pos)
+        if m is None:
+            break
+        start = m.start("key")
+        if spans is None:
+            spans = [(0, len(text))] if whole_spec else _identity_spans(text)
+        if (names_secret(m["key"]) and not (start and text[start - 1] == "/")
+                and not any(a <= start < b for a, b in spans)):
+            out += (text[last:m.start()], mask(m))
+            last = pos = m.end()
+        else:
+            pos = m.end("key")
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact(text: str | None, *, spec: bool = False) -> str | None:
+    """``text`` with every secret the patterns find masked as ``***``. ``spec``: the text is a
+    partition spec or a path (``k=v/k2=v2``), whose keys name columns, never secrets."""
+    return _redact(text, _mask, _mask_whole, spec)
 
 
 def redact_keeping_length(text: str | None) -> str | None:
@@ -93,13 +184,13 @@ def redact_keeping_length(text: str | None) -> str | None:
     return _redact(text, _star, _star_whole)
 
 
-def _redact(text, mask, mask_whole):
+def _redact(text, mask, mask_whole, spec=False):
     if not text:
         return text
     lower = text.lower()
-    for any_of, all_of, pat in _PATTERNS:
+    for any_of, all_of, pat, keyed in _PATTERNS:
         if any(t in lower for t in any_of) and all(t in lower for t in all_of):
-            text = pat.sub(mask, text)
+            text = _keyed_sub(pat, text, mask, spec) if keyed else pat.sub(mask, text)
     if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
         text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:
@@ -107,7 +198,7 @@ def _redact(text, mask, mask_whole):
     for pat in _EXTRA:
         text = pat.sub(mask_whole, text)
     for key in _EXTRA_KEYS:
-        text = key.sub(mask, text)
+        text = _keyed_sub(key, text, mask, spec)
     return text
 
 
@@ -132,11 +223,6 @@ def has_user_patterns() -> bool:
     return bool(_EXTRA or _EXTRA_KEYS)
 
 
-def names_secret(key: str) -> bool:
-    """True when a key (a conf key, a JSON field) names a secret, ours or the user's."""
-    return bool(_SECRET_KEY.search(key)) or any(p.search(f"{key}=x") for p in _EXTRA_KEYS)
-
-
 def redact_value(value: Any) -> Any:
     """Every string inside a JSON-like value (dicts, lists), redacted; a string under a key that
     names a secret is masked whole, and so is the value of a ``{"key": k, "value": v}`` pair
@@ -155,6 +241,8 @@ def redact_value(value: Any) -> Any:
 
 # Text columns holding JSON: each string inside is redacted and the JSON stays valid.
 JSON_COLUMNS = ("detail", "actor_objects")
+# Text columns holding a partition spec (k=v/k2=v2): its keys name columns, never secrets.
+SPEC_COLUMNS = ("partition_spec",)
 
 
 def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
@@ -184,12 +272,12 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
             parsed = details if details is not None and fld.name == "detail" else [None] * len(values)
             new = [_redact_json(v, d) if m else v for v, m, d in zip(values, mask, parsed)]
         else:
-            new = _redacted_once(values, mask)
+            new = _redacted_once(values, mask, spec=fld.name in SPEC_COLUMNS)
         table = table.set_column(i, fld.name, pa.array(new, pa.string()))
     return table
 
 
-def _redacted_once(values: list, mask: list) -> list:
+def _redacted_once(values: list, mask: list, spec: bool = False) -> list:
     """``redact`` of the values ``mask`` selects, each distinct text once: the events of one
     line share its raw text (an event log's environment, 100 KB and more, gives several conf
     events), and the patterns cost about 40 ms on such a line."""
@@ -197,7 +285,7 @@ def _redacted_once(values: list, mask: list) -> list:
     out = []
     for v, m in zip(values, mask):
         if m and v not in done:
-            done[v] = redact(v)
+            done[v] = redact(v, spec=spec)
         out.append(done[v] if m else v)
     return out
 
@@ -287,9 +375,10 @@ def add_key_pattern(regex: str) -> None:
         re.compile(regex)
     except re.error:
         return  # a user's broken Spark setting must not stop an ingest; ours still apply
+    # a key is a run of key characters: never a path running into it (/tmp/test_secrets/x=1)
     pat = re.compile(
-        rf"(?P<key>\"?[^\s\"=:,\[\]{{}}]*(?:{regex})[^\s\"=:,\[\]{{}}]*\"?)(?P<sep>\s*(?:[=:]|\",)\s*\"?)(?P<val>[^\s\"&;,)}}\]]+)",
-        re.I)
+        rf"(?<![\w.\-])(?P<key>\"?[\w.\-]*(?:{regex})[\w.\-]*\"?)(?P<sep>\s*(?:[=:]|\",)\s*\"?)"
+        rf"(?P<val>[^\s\"&;,)}}\]]+)", re.I)
     if all(p.pattern != pat.pattern for p in _EXTRA_KEYS):
         _EXTRA_KEYS.append(pat)
         _USER_TRIGGERS.append(regex)
