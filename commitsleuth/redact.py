@@ -161,9 +161,11 @@ def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool) -> str:
             break
         start = m.start("key")
         if spans is None:
-            spans = [(0, len(text))] if whole_spec else _identity_spans(text)
-        if (names_secret(m["key"]) and not (start and text[start - 1] == "/")
-                and not any(a <= start < b for a, b in spans)):
+            spans = [] if whole_spec else _identity_spans(text)
+        before = text[start - 1] if start else ("/" if whole_spec else "")
+        # a spec's keys are columns, but a URL query in it (dt=1?token=x) holds parameters
+        column = before == "/" or (whole_spec and before not in "?&;") or any(a <= start < b for a, b in spans)
+        if names_secret(m["key"]) and not column:
             out += (text[last:m.start()], mask(m))
             last = pos = m.end()
         else:
