@@ -43,8 +43,12 @@ _PER_ACCOUNT = re.compile(r"(?i)^(?:spark\.hadoop\.)?fs\.azure\.|\.(?:net|com|cn
 # then judge the whole name.
 _KEY_HINT = r"pass|pwd|secret|token|credential|signature|delegation|sig|key"
 _VALUE = r"[^\s\"'&;,)}\]\\]+"
-# A quoted value, up to the same quote (a JSON value may hold an apostrophe), escapes kept.
-_QUOTED = r"(?P<val>(?:\\.|(?!(?P=q))[^\\\n])*)(?=(?P=q))"
+# A quoted value, up to the same quote (a JSON value may hold an apostrophe), escapes kept;
+# quoted with escaped quotes (\"x\", inside a JSON string: an event log's SQL text), up to the
+# escaped quote. ``esc`` and ``q`` are the opening's backslash and quote.
+_OPEN = r"(?P<esc>\\)?(?P<q>[\"'])"
+_QUOTED = (r"(?P<val>(?(esc)(?:\\\\|\\(?!(?P=q))|[^\\\n])*|(?:\\.|(?!(?P=q))[^\\\n])*))"
+           r"(?=(?(esc)\\)(?P=q))")
 
 _KEY_TRIGGERS = ("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation", "sig=", "sig%",
                  "sig\"", "sig'")
@@ -66,11 +70,11 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     # SQL and JSON, the key quoted: 'hive.sql.dbcp.password'='x', "password": "it's", and Spark
     # SQL's OPTIONS ('password' 'x') (its '=' is optional)
     (_KEY_TRIGGERS, (), re.compile(
-        rf"(?i)(?P<key>[\"'][\w.\- ]*(?:{_KEY_HINT})[\w.\- ]*[\"'])(?P<sep>\s*[=:]?\s*(?P<q>[\"'])){_QUOTED}"),
+        rf"(?i)(?P<key>\\?[\"'][\w.\- ]*(?:{_KEY_HINT})[\w.\- ]*\\?[\"'])(?P<sep>\s*[=:]?\s*{_OPEN}){_QUOTED}"),
      True),
     # the key bare, the value quoted: ConnectionPassword="x", password='x', OPTIONS (password 'x')
     (_KEY_TRIGGERS, (), re.compile(
-        rf"(?i)(?<![\w.\-\"'])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>(?:\s*[=:]\s*|[ \t]+)(?P<q>[\"'])){_QUOTED}"),
+        rf"(?i)(?<![\w.\-\"'])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>(?:\s*[=:]\s*|[ \t]+){_OPEN}){_QUOTED}"),
      True),
     # key=value / key: value (conf dumps, JDBC URLs, URL queries). The look-behind starts a key
     # only where a run of key characters starts: the same leftmost matches without retrying from
@@ -143,14 +147,20 @@ def _names_secret(key: str) -> bool:
     return False
 
 
-def _identity_spans(text: str) -> list[tuple[int, int]]:
-    """The partition specs of a text: their keys are partition columns."""
-    if "part" not in text.lower():
-        return []
-    return [m.span() for m in _PARTITION_SPEC.finditer(text)]
+def _identity_spans(text: str, keep: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+    """The partition specs of a text (their keys are partition columns), and where it quotes
+    one of ``keep`` (a finding's or an event's own partition spec, whole or one ``k=v`` of it)."""
+    spans = [m.span() for m in _PARTITION_SPEC.finditer(text)] if "part" in text.lower() else []
+    for spec in keep:  # a URL query quoted in a spec (dt=1?token=x) holds parameters, not columns
+        for piece in {p.strip(" (){}[]'") for p in re.split(r"[/,&;]", spec.split("?")[0]) if "=" in p}:
+            at = text.find(piece)
+            while at >= 0:
+                spans.append((at, at + len(piece)))
+                at = text.find(piece, at + 1)
+    return spans
 
 
-def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool) -> str:
+def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool, keep: tuple[str, ...] = ()) -> str:
     """``pat.sub(mask, text)`` for a keyed pattern: a match whose key does not name a secret by
     its whole name, starts a path segment (``/account_key=17/``) or sits in a partition spec is
     left, and the search goes on inside its value (``TokenError: Token: x``)."""
@@ -161,7 +171,7 @@ def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool) -> str:
             break
         start = m.start("key")
         if spans is None:
-            spans = [] if whole_spec else _identity_spans(text)
+            spans = [] if whole_spec else _identity_spans(text, keep)
         before = text[start - 1] if start else ("/" if whole_spec else "")
         # a spec's keys are columns, but a URL query in it (dt=1?token=x) holds parameters
         column = before == "/" or (whole_spec and before not in "?&;") or any(a <= start < b for a, b in spans)
@@ -174,10 +184,11 @@ def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool) -> str:
     return "".join(out)
 
 
-def redact(text: str | None, *, spec: bool = False) -> str | None:
+def redact(text: str | None, *, spec: bool = False, keep: tuple[str, ...] = ()) -> str | None:
     """``text`` with every secret the patterns find masked as ``***``. ``spec``: the text is a
-    partition spec or a path (``k=v/k2=v2``), whose keys name columns, never secrets."""
-    return _redact(text, _mask, _mask_whole, spec)
+    partition spec or a path (``k=v/k2=v2``), whose keys name columns, never secrets; ``keep``:
+    partition specs the text may quote (a finding's summary), kept as they are."""
+    return _redact(text, _mask, _mask_whole, spec, keep)
 
 
 def redact_keeping_length(text: str | None) -> str | None:
@@ -186,13 +197,13 @@ def redact_keeping_length(text: str | None) -> str | None:
     return _redact(text, _star, _star_whole)
 
 
-def _redact(text, mask, mask_whole, spec=False):
+def _redact(text, mask, mask_whole, spec=False, keep=()):
     if not text:
         return text
     lower = text.lower()
     for any_of, all_of, pat, keyed in _PATTERNS:
         if any(t in lower for t in any_of) and all(t in lower for t in all_of):
-            text = _keyed_sub(pat, text, mask, spec) if keyed else pat.sub(mask, text)
+            text = _keyed_sub(pat, text, mask, spec, keep) if keyed else pat.sub(mask, text)
     if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
         text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:
@@ -200,7 +211,7 @@ def _redact(text, mask, mask_whole, spec=False):
     for pat in _EXTRA:
         text = pat.sub(mask_whole, text)
     for key in _EXTRA_KEYS:
-        text = _keyed_sub(key, text, mask, spec)
+        text = _keyed_sub(key, text, mask, spec, keep)
     return text
 
 
@@ -225,19 +236,19 @@ def has_user_patterns() -> bool:
     return bool(_EXTRA or _EXTRA_KEYS)
 
 
-def redact_value(value: Any) -> Any:
+def redact_value(value: Any, keep: tuple[str, ...] = ()) -> Any:
     """Every string inside a JSON-like value (dicts, lists), redacted; a string under a key that
     names a secret is masked whole, and so is the value of a ``{"key": k, "value": v}`` pair
-    whose ``k`` does (a conf entry)."""
+    whose ``k`` does (a conf entry). ``keep``: as for ``redact``."""
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, keep=keep)
     if isinstance(value, dict):
         pair_key = value.get("key")
         secret_pair = isinstance(pair_key, str) and names_secret(pair_key)
         return {k: MASK if isinstance(v, str) and (names_secret(k) or (secret_pair and k == "value"))
-                else redact_value(v) for k, v in value.items()}
+                else redact_value(v, keep) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, keep) for v in value]
     return value
 
 
@@ -260,7 +271,13 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    # each row's own partition spec, kept wherever its texts quote it (identity is never masked)
+    specs = None
     for i, fld in enumerate(table.schema):
+        if fld.type == pa.list_(pa.string()):  # a finding's actors
+            table = table.set_column(i, fld.name, pa.array(
+                [None if v is None else [redact(a) for a in v] for v in table.column(i).to_pylist()], fld.type))
+            continue
         if fld.type != pa.string():
             continue
         col = table.column(i)
@@ -269,26 +286,30 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
         hits = may_hold_secret(col)
         if not pc.any(hits).as_py():
             continue
+        if specs is None:
+            specs = (table.column(SPEC_COLUMNS[0]).to_pylist() if SPEC_COLUMNS[0] in table.schema.names
+                     else [None] * table.num_rows)
         values, mask = col.to_pylist(), hits.to_pylist()
         if fld.name in JSON_COLUMNS:
             parsed = details if details is not None and fld.name == "detail" else [None] * len(values)
-            new = [_redact_json(v, d) if m else v for v, m, d in zip(values, mask, parsed)]
+            new = [_redact_json(v, d, (s,) if s else ()) if m else v
+                   for v, m, d, s in zip(values, mask, parsed, specs)]
         else:
-            new = _redacted_once(values, mask, spec=fld.name in SPEC_COLUMNS)
+            new = _redacted_once(values, mask, specs, spec=fld.name in SPEC_COLUMNS)
         table = table.set_column(i, fld.name, pa.array(new, pa.string()))
     return table
 
 
-def _redacted_once(values: list, mask: list, spec: bool = False) -> list:
-    """``redact`` of the values ``mask`` selects, each distinct text once: the events of one
-    line share its raw text (an event log's environment, 100 KB and more, gives several conf
-    events), and the patterns cost about 40 ms on such a line."""
-    done: dict[str, str | None] = {}
+def _redacted_once(values: list, mask: list, specs: list, spec: bool = False) -> list:
+    """``redact`` of the values ``mask`` selects, each distinct text (with its row's partition
+    spec) once: the events of one line share its raw text (an event log's environment, 100 KB
+    and more, gives several conf events), and the patterns cost about 40 ms on such a line."""
+    done: dict[tuple, str | None] = {}
     out = []
-    for v, m in zip(values, mask):
-        if m and v not in done:
-            done[v] = redact(v, spec=spec)
-        out.append(done[v] if m else v)
+    for v, m, s in zip(values, mask, specs):
+        if m and (v, s) not in done:
+            done[v, s] = redact(v, spec=spec, keep=(s,) if s else ())
+        out.append(done[v, s] if m else v)
     return out
 
 
@@ -345,15 +366,15 @@ def lines_may_hold_secret(data: bytes, starts: np.ndarray, lines: pa.Array | Non
     return hit
 
 
-def _redact_json(text: str | None, value: Any = None) -> str | None:
+def _redact_json(text: str | None, value: Any = None, keep: tuple[str, ...] = ()) -> str | None:
     if text is None:
         return None
     if value is None:
         try:
             value = json.loads(text)
         except ValueError:
-            return redact(text)
-    return json.dumps(redact_value(value), sort_keys=True, default=str)
+            return redact(text, keep=keep)
+    return json.dumps(redact_value(value, keep), sort_keys=True, default=str)
 
 
 def add_pattern(regex: str) -> None:
