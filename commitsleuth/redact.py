@@ -101,9 +101,10 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     (("@",), ("/",), re.compile(
         r"(?i)(?P<key>(?:jdbc:oracle:\w+:|\b(?:sqlplus|sqlldr|expdp|impdp)\s+(?:-\w+\s+)*"
         r"(?:userid=)?|\buserid=)[\w$#.]+)(?P<sep>/)(?P<val>[^\s@\"']+)(?=@)"), False),
-    # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, MySQL's IDENTIFIED WITH plugin BY 'pw'
+    # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, GRANT … TO u IDENTIFIED BY pw, MySQL's
+    # IDENTIFIED WITH plugin BY 'pw' (not prose: "the user was identified by name")
     (("identified",), (), re.compile(
-        r"(?i)(?P<key>\bidentified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
+        r"(?i)(?P<key>\b(?:user|role|to|exists)\s+\S+\s+identified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
         r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s;,)]+)"), False),
 ]
 # JDBC clients' -p X (beeline, sqoop), only where the text names a JDBC client
