@@ -137,6 +137,8 @@ def names_secret(key: str) -> bool:
 
 def _names_secret(key: str) -> bool:
     key = key.strip("\"' -")
+    if not key.isascii():  # the patterns match case-blind: the Kelvin sign is a k to them, and here
+        key = "".join(c.lower() if not c.isascii() and c.lower().isascii() else c for c in key)
     words = [w.lower() for w in _WORDS.findall(key)]
     if not words:
         return False
@@ -439,11 +441,23 @@ def redact_conf(conf: dict[str, str]) -> dict[str, str]:
 # Spark matches it against each conf key and value: the URL user-info arm masks values only.
 SPARK_KEY_REGEX = (r"(?i)secret|password|passwd|pwd|token|credential|signature|access[._-]?key|"
                    r"account[._-]?key|private[._-]?key|private key-----|sas|delegation|authorization|bearer|"
-                   r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|[?&]sig=|://[^/\s:@]+:[^@\s/]+@")
-SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]+:[^@\s/\"]+@)|(?:(?:password|passwd|pwd|secret|token|"
-                      r"credential|signature|access[._-]?key|account[._-]?key|sig)\w*[\"']?\s*[=:]\s*[\"']?[^\s\"'&;,]+)"
+                   r"(?:AKIA|ASIA)[A-Z0-9]{16}|[?&]sig=|://[^/\s:@]*:(?!\d*/)[^@\s]+@")
+# Spark masks each match whole (key and value): the forms of _PATTERNS Spark sees in SQL text,
+# job descriptions and conf values, in Java's regex syntax (issue 34: empty URL users, '/' in a
+# password, quoted and space-separated values, OPTIONS (password 'x'), IDENTIFIED BY, Oracle's
+# user/password@, URL-encoded parameters). A key ends with its secret word and starts where a
+# key does, not inside a path (api_key_hash=, tokenizer_version=, /token=1/ are no secrets);
+# account_key is left to our layer, which tells a partition column from an Azure key.
+_SPARK_KEYED = r"(?<![\w./-])[\w.-]*(?:password|passwd|pwd|secret|token|credential|signature|access[._-]?key|sig)"
+SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]*:(?!\d*/)[^@\s\"]+@)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]?\s*\\?\"[^\"\\]*)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]?\s*'[^']*)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]\s*[^\s\"'&;,]+)"
+                      rf"|(?:{_SPARK_KEYED}%(?:25)?3D[^\s&\"'%]+)"
                       r"|(?:bearer\s+[\w\-.~+/=]+)|(?:authorization[\"']?\s*[:=]\s*[\"']?\w+\s+[^\s\"',;]+)"
                       r"|(?:(?:AKIA|ASIA)[A-Z0-9]{16})"
+                      r"|(?:identified\s+(?:with\s+\S+\s+)?by\s+\S+)"
+                      r"|(?:jdbc:oracle:\w+:[\w$#.]+/[^\s@\"']+@)"
                       r"|(?:-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*)")
 
 
