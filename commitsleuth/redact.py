@@ -72,15 +72,15 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     (_KEY_TRIGGERS, (), re.compile(
         rf"(?i)(?P<key>\\?[\"'][\w.\- ]*(?:{_KEY_HINT})[\w.\- ]*\\?[\"'])(?P<sep>\s*[=:]?\s*{_OPEN}){_QUOTED}"),
      True),
-    # the key bare, the value quoted: ConnectionPassword="x", password='x', OPTIONS (password 'x')
+    # key=value / key: value (conf dumps, JDBC URLs, URL queries), the value bare or quoted:
+    # ConnectionPassword="x", password='x', OPTIONS (password 'x') (a quoted value may follow a
+    # space alone). One pattern for both: the key search is most of the cost. The look-behind
+    # starts a key only where a run of key characters starts: the same leftmost matches without
+    # retrying from every character of a long path (quadratic).
     (_KEY_TRIGGERS, (), re.compile(
-        rf"(?i)(?<![\w.\-\"'])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>(?:\s*[=:]\s*|[ \t]+){_OPEN}){_QUOTED}"),
-     True),
-    # key=value / key: value (conf dumps, JDBC URLs, URL queries). The look-behind starts a key
-    # only where a run of key characters starts: the same leftmost matches without retrying from
-    # every character of a long path (quadratic).
-    (_KEY_TRIGGERS, (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})"), True),
+        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)"
+        rf"(?P<sep>(?:\s*[=:]\s*|[ \t]+(?=\\?[\"']))(?:{_OPEN})?)"
+        rf"(?(q){_QUOTED}|(?P<bare>{_VALUE}))"), True),
     # the same URL-encoded, in S3 keys and referers: X-Amz-Signature%3D…, %26password%3D…
     (("%3d",), (), re.compile(
         rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>%(?:25)?3D)"
@@ -98,7 +98,7 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     (("@",), ("://",), re.compile(
         r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']*)(?P<sep>:)(?P<val>(?!\d*(?:/|$))[^@\s\"']+)(?=@)"), False),
     # Oracle's user/password@connect: JDBC thin/OCI URLs and the clients' command lines
-    (("@",), ("/",), re.compile(
+    (("jdbc:oracle", "sqlplus", "sqlldr", "expdp", "impdp", "userid="), ("@",), re.compile(
         r"(?i)(?P<key>(?:jdbc:oracle:\w+:|\b(?:sqlplus|sqlldr|expdp|impdp)\s+(?:-\w+\s+)*"
         r"(?:userid=)?|\buserid=)[\w$#.]+)(?P<sep>/)(?P<val>[^\s@\"']+)(?=@)"), False),
     # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, GRANT … TO u IDENTIFIED BY pw, MySQL's
@@ -227,7 +227,8 @@ def _mask_whole(m: re.Match) -> str:
 
 
 def _star(m: re.Match) -> str:
-    return f"{m['key']}{m['sep']}{'*' * len(m['val'].encode())}"
+    value = m["val"] if m["val"] is not None else m["bare"]  # the key=value pattern's two arms
+    return f"{m['key']}{m['sep']}{'*' * len(value.encode())}"
 
 
 def _star_whole(m: re.Match) -> str:
