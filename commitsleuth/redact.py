@@ -81,10 +81,6 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
         rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)"
         rf"(?P<sep>(?:\s*[=:]\s*|[ \t]+(?=\\?[\"']))(?:{_OPEN})?)"
         rf"(?(q){_QUOTED}|(?P<bare>{_VALUE}))"), True),
-    # the same URL-encoded, in S3 keys and referers: X-Amz-Signature%3D…, %26password%3D…
-    (("%3d",), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)(?P<sep>%(?:25)?3D)"
-        r"(?P<val>(?:(?!%(?:25)?26)[^\s&\"'])+)"), True),
     # conf keys (two dots at least) and flags written with a space: fs.s3a.secret.key X,
     # --password X, fs.azure.account.key.<acct>.dfs.core.windows.net X (not a table named
     # db.secret_stats, nor db.secret)
@@ -107,6 +103,10 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
         r"(?i)(?P<key>\b(?:user|role|to|exists)\s+\S+\s+identified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
         r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s;,)]+)"), False),
 ]
+# key=value URL-encoded, in S3 keys and referers: X-Amz-Signature%3D…, %26password%3D… (found from
+# each encoded '=': S3 keys hold many, dt%3D…, and a key pattern searched over them costs more)
+_ENCODED_EQ = re.compile(r"%(?:25)?3D", re.I)
+_ENCODED_VALUE = re.compile(r"(?:(?!%(?:25)?26)[^\s&\"'])+", re.I)
 # JDBC clients' -p X (beeline, sqoop), only where the text names a JDBC client
 _JDBC_CLIENT = ("jdbc:", "beeline", "sqoop")
 _JDBC_PASSWORD = re.compile(r"(?P<key>(?:^|(?<=\s))-p)(?P<sep>\s+)(?!\*\*\*)(?P<val>\S+)")
@@ -163,6 +163,14 @@ def _identity_spans(text: str, keep: tuple[str, ...] = ()) -> list[tuple[int, in
     return spans
 
 
+def _is_column(text: str, start: int, spec: bool, spans: list[tuple[int, int]]) -> bool:
+    """Whether the key starting at ``start`` names a column: it starts a path segment, sits in a
+    partition spec (``spans``), or ``text`` is a spec, where only a URL query (dt=1?token=x)
+    holds parameters."""
+    before = text[start - 1] if start else ("/" if spec else "")
+    return before == "/" or (spec and before not in "?&;%") or any(a <= start < b for a, b in spans)
+
+
 def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool, keep: tuple[str, ...] = ()) -> str:
     """``pat.sub(mask, text)`` for a keyed pattern: a match whose key does not name a secret by
     its whole name, starts a path segment (``/account_key=17/``) or sits in a partition spec is
@@ -175,14 +183,34 @@ def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool, keep: tuple[s
         start = m.start("key")
         if spans is None:
             spans = [] if whole_spec else _identity_spans(text, keep)
-        before = text[start - 1] if start else ("/" if whole_spec else "")
-        # a spec's keys are columns, but a URL query in it (dt=1?token=x) holds parameters
-        column = before == "/" or (whole_spec and before not in "?&;") or any(a <= start < b for a, b in spans)
-        if names_secret(m["key"]) and not column:
+        if names_secret(m["key"]) and not _is_column(text, start, whole_spec, spans):
             out += (text[last:m.start()], mask(m))
             last = pos = m.end()
         else:
             pos = m.end("key")
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _encoded_sub(text: str, stars: bool, spec: bool, keep: tuple[str, ...]) -> str:
+    """URL-encoded ``key%3Dvalue`` with a key naming a secret, its value masked; keys judged as
+    ``_keyed_sub`` judges them (a path segment's or a partition spec's are columns)."""
+    out, last, spans = [], 0, None
+    for m in _ENCODED_EQ.finditer(text):
+        if m.start() < last:
+            continue
+        start = m.start()
+        while start and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+            start -= 1
+        value = _ENCODED_VALUE.match(text, m.end())
+        if value is None or start == m.start() or not names_secret(text[start:m.start()]):
+            continue
+        if spans is None:
+            spans = [] if spec else _identity_spans(text, keep)
+        if _is_column(text, start, spec, spans):
+            continue
+        out += (text[last:m.end()], "*" * len(value.group().encode()) if stars else MASK)
+        last = value.end()
     out.append(text[last:])
     return "".join(out)
 
@@ -200,13 +228,23 @@ def redact_keeping_length(text: str | None) -> str | None:
     return _redact(text, _star, _star_whole)
 
 
+# Each pattern's trigger words as one search (most patterns share the key words: searched once)
+_TRIGGERS = {id(any_of): re.compile("|".join(map(re.escape, any_of))) for any_of, _, _, _ in _PATTERNS}
+
+
 def _redact(text, mask, mask_whole, spec=False, keep=()):
     if not text:
         return text
     lower = text.lower()
+    seen: dict[int, bool] = {}
     for any_of, all_of, pat, keyed in _PATTERNS:
-        if any(t in lower for t in any_of) and all(t in lower for t in all_of):
+        hit = seen.get(id(any_of))
+        if hit is None:
+            hit = seen[id(any_of)] = _TRIGGERS[id(any_of)].search(lower) is not None
+        if hit and all(t in lower for t in all_of):
             text = _keyed_sub(pat, text, mask, spec, keep) if keyed else pat.sub(mask, text)
+    if "%3d" in lower or "%253d" in lower:
+        text = _encoded_sub(text, mask is _star, spec, keep)
     if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
         text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:

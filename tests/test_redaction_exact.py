@@ -258,3 +258,18 @@ def test_every_line_quoting_a_path_is_escaped(cli, tmp_path):
     assert report.out == f"report written to {tmp_path}/r{SHOWN}.html\n"
     for r in (ingest, missing, report):
         assert not any(c in r.out + r.err for c in "\x1b\x07\x9b\u202e")
+
+
+def test_the_columnar_triggers_find_every_leaked_form():
+    """The cheap tests that choose which texts run the patterns (RE2 per column, one word search
+    per block of lines) find every text of the forms above."""
+    import numpy as np
+    import pyarrow as pa
+
+    from commitsleuth.redact import lines_may_hold_secret, may_hold_secret
+
+    texts = [t for t, _, _ in LEAKED]
+    assert may_hold_secret(pa.array(texts)).to_pylist() == [True] * len(texts)
+    data = "\n".join(texts).encode()
+    starts = np.array([0] + [i + 1 for i, b in enumerate(data) if b == 10], dtype=np.int64)
+    assert lines_may_hold_secret(data, starts).tolist() == [True] * len(texts)
