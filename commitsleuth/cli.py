@@ -348,7 +348,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
         except Exception as exc:  # duckdb's own errors are the user's SQL errors
             raise CommitsleuthError(f"query failed: {str(exc).splitlines()[0]}") from None
     if fmt == "json":
-        click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))
+        from commitsleuth.redact import redact_user_value  # this run's patterns (table and CSV: printable)
+
+        click.echo(json.dumps(redact_user_value([dict(zip(columns, r)) for r in rows]), indent=2, default=str))
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")

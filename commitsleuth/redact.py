@@ -249,6 +249,10 @@ def _redact(text, mask, mask_whole, spec=False, keep=()):
         text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:
         text = _AWS_KEY_ID.sub(mask_whole, text)
+    return _user_patterns(text, mask, mask_whole, spec, keep)
+
+
+def _user_patterns(text, mask, mask_whole, spec=False, keep=()):
     for pat in _EXTRA:
         text = pat.sub(mask_whole, text)
     for key in _EXTRA_KEYS:
@@ -271,6 +275,27 @@ def _star(m: re.Match) -> str:
 
 def _star_whole(m: re.Match) -> str:
     return "*" * len(m.group().encode())
+
+
+def redact_user(text: str | None) -> str | None:
+    """``text`` through the user's patterns alone (``--redact``, the environment, a Spark conf's):
+    what was stored passed the built-in ones; what a command shows gets this run's too."""
+    if not text or not has_user_patterns():
+        return text
+    return _user_patterns(text, _mask, _mask_whole)
+
+
+def redact_user_value(value: Any) -> Any:
+    """``redact_user`` over every string inside a JSON-like value."""
+    if not has_user_patterns():
+        return value
+    if isinstance(value, str):
+        return redact_user(value)
+    if isinstance(value, dict):
+        return {k: redact_user_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_user_value(v) for v in value]
+    return value
 
 
 def has_user_patterns() -> bool:

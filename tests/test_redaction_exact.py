@@ -273,3 +273,28 @@ def test_the_columnar_triggers_find_every_leaked_form():
     data = "\n".join(texts).encode()
     starts = np.array([0] + [i + 1 for i, b in enumerate(data) if b == 10], dtype=np.int64)
     assert lines_may_hold_secret(data, starts).tolist() == [True] * len(texts)
+
+
+def test_user_patterns_of_the_run_reach_query_timeline_and_the_report(cli, tmp_path, monkeypatch):
+    """A store ingested without the pattern: what each command shows gets this run's patterns."""
+    log = tmp_path / "hiveserver2.log"
+    log.write_text(_two_partitions("dt=20170830", "dt=20170830"))
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    assert cli("analyze", "--db", db).exit_code == 1
+    sql = "select thread from events where thread is not null"
+    before = [cli("query", sql, "--db", db, "--format", f).out for f in ("table", "csv", "json")]
+    before.append(cli("timeline", "dw.log_daily", "dt=20170830", "--db", db, "--no-color").out)
+    assert cli("report", "-o", tmp_path / "before.html", "--db", db).exit_code == 0
+    assert all("Thread-529751" in out for out in before)  # the test can fail
+    assert "Thread-529751" in (tmp_path / "before.html").read_text()
+    monkeypatch.setenv("COMMITSLEUTH_REDACT", r"Thread-5297\d\d")
+    import commitsleuth.redact as layer
+
+    layer._from_environment()
+    after = [cli("query", sql, "--db", db, "--format", f).out for f in ("table", "csv", "json")]
+    after.append(cli("timeline", "dw.log_daily", "dt=20170830", "--db", db, "--no-color").out)
+    assert cli("report", "-o", tmp_path / "after.html", "--db", db).exit_code == 0
+    assert not [out for out in after if "Thread-5297" in out]
+    assert all(MASK in out for out in after)
+    assert "Thread-5297" not in (tmp_path / "after.html").read_text()

@@ -20,9 +20,12 @@ _LAYOUT = {c: v for c, v in _ALL.items() if chr(c) not in "\n\t"}
 
 
 def printable(text: str | None, *, keep_layout: bool = False) -> str:
-    """``text`` with its control characters shown as '?'; ``keep_layout`` keeps newlines and
-    tabs (a stack trace under an evidence line)."""
-    return (text or "").translate(_LAYOUT if keep_layout else _ALL)
+    """``text`` with its control characters shown as '?' (and the user's redaction patterns of
+    this run applied: what is shown gets them though it was stored before); ``keep_layout``
+    keeps newlines and tabs (a stack trace under an evidence line)."""
+    from commitsleuth.redact import redact_user
+
+    return (redact_user(text) or "").translate(_LAYOUT if keep_layout else _ALL)
 
 
 def shown(text: str | None) -> str:
