@@ -300,6 +300,9 @@ def timeline(table: str, partition: str | None, no_color: bool, db: str) -> int:
     from commitsleuth.forensics.timeline import timeline as build
     from commitsleuth.report.terminal import print_timeline
 
+    if partition:  # the user's own spec, quoted back by an Error line: a partition, never a secret
+        _ARG_SPECS.append(partition)
+
     with _open_reader(db) as store:
         rows = build(store, table, partition)
         title = f"{partition} in {table}" if partition else table
@@ -517,14 +520,19 @@ class _progress:
             self.bar.stop()
 
 
+# Partition specs given on the command line: an Error line quoting them keeps them as they are.
+_ARG_SPECS: list[str] = []
+
+
 def _error(message: str) -> None:
     """One ``Error:`` line on stderr; it can quote paths and log text: redacted and escaped."""
-    click.echo(f"Error: {shown(message)}", err=True)
+    click.echo(f"Error: {shown(message, tuple(_ARG_SPECS))}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: returns the exit code (0 clean, 1 findings, 2 usage or input error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _ARG_SPECS.clear()
     try:
         rv = cli.main(args=argv, prog_name="commitsleuth", standalone_mode=False)
     except click.exceptions.Exit as exc:

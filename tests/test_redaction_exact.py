@@ -298,3 +298,14 @@ def test_user_patterns_of_the_run_reach_query_timeline_and_the_report(cli, tmp_p
     assert not [out for out in after if "Thread-5297" in out]
     assert all(MASK in out for out in after)
     assert "Thread-5297" not in (tmp_path / "after.html").read_text()
+
+
+def test_an_error_line_quoting_the_users_partition_keeps_it(cli, tmp_path):
+    log = tmp_path / "hiveserver2.log"
+    log.write_text(_two_partitions("dt=1", "dt=1"))
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    r = cli("timeline", "db.other", "account_key=17", "--db", db)
+    assert r.exit_code == 2 and r.err.startswith("Error: no events for db.other account_key=17;")
+    r = cli("timeline", "db.other", "--db", db)  # the spec of the run before is not kept here
+    assert r.exit_code == 2 and "account_key" not in r.err

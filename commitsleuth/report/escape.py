@@ -28,9 +28,10 @@ def printable(text: str | None, *, keep_layout: bool = False) -> str:
     return (redact_user(text) or "").translate(_LAYOUT if keep_layout else _ALL)
 
 
-def shown(text: str | None) -> str:
+def shown(text: str | None, keep: tuple[str, ...] = ()) -> str:
     """One line quoting paths or log text as the terminal gets it: secrets masked by the one
-    redaction layer, then every control character made visible (``printable``)."""
+    redaction layer (``keep``: partition specs it quotes, kept), then every control character
+    made visible (``printable``)."""
     from commitsleuth.redact import redact
 
-    return printable(redact(text))
+    return printable(redact(text, keep=keep))
