@@ -8,6 +8,8 @@ log-derived text passes it through ``printable``; every line that quotes a path 
 
 from __future__ import annotations
 
+from commitsleuth.redact import redact, redact_user
+
 # C0 and C1 controls and DEL; the bidirectional marks, embeddings, overrides and isolates
 # (U+202E shows what follows right to left); the line and paragraph separators.
 _CONTROLS = [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
@@ -23,8 +25,6 @@ def printable(text: str | None, *, keep_layout: bool = False) -> str:
     """``text`` with its control characters shown as '?' (and the user's redaction patterns of
     this run applied: what is shown gets them though it was stored before); ``keep_layout``
     keeps newlines and tabs (a stack trace under an evidence line)."""
-    from commitsleuth.redact import redact_user
-
     return (redact_user(text) or "").translate(_LAYOUT if keep_layout else _ALL)
 
 
@@ -32,6 +32,4 @@ def shown(text: str | None, keep: tuple[str, ...] = ()) -> str:
     """One line quoting paths or log text as the terminal gets it: secrets masked by the one
     redaction layer (``keep``: partition specs it quotes, kept), then every control character
     made visible (``printable``)."""
-    from commitsleuth.redact import redact
-
     return printable(redact(text, keep=keep))
