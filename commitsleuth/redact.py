@@ -56,7 +56,7 @@ _KEY_TRIGGERS = ("pass", "pwd", "secret", "token", "credential", "key", "signatu
 # (any of these lower-case substrings must be present, all of these too, pattern, keyed). Most
 # log lines have none of the triggers, and a substring test is a hundred times cheaper than a
 # pattern. A keyed pattern's ``key`` group is judged whole (``names_secret``), and a key that
-# starts a path segment or sits in a partition spec is never one (``_in_identity``).
+# starts a path segment or sits in a partition spec is never one (``_is_column``).
 _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     # PEM private keys, the whole body (raw keeps continuation lines, so it may span lines)
     (("private key-----",), (), re.compile(
@@ -98,7 +98,7 @@ _PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
         r"(?i)(?P<key>(?:jdbc:oracle:\w+:|\b(?:sqlplus|sqlldr|expdp|impdp)\s+(?:-\w+\s+)*"
         r"(?:userid=)?|\buserid=)[\w$#.]+)(?P<sep>/)(?P<val>[^\s@\"']+)(?=@)"), False),
     # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, GRANT … TO u IDENTIFIED BY pw, MySQL's
-    # IDENTIFIED WITH plugin BY 'pw' (not prose: "the user was identified by name")
+    # IDENTIFIED WITH plugin BY 'pw': only after a user, role or grantee (rows identified by a key)
     (("identified",), (), re.compile(
         r"(?i)(?P<key>\b(?:user|role|to|exists)\s+\S+\s+identified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
         r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s;,)]+)"), False),
