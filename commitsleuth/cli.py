@@ -17,7 +17,7 @@ import click
 from commitsleuth import __version__
 from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
 from commitsleuth.model import SEVERITIES
-from commitsleuth.report.escape import printable
+from commitsleuth.report.escape import printable, shown
 from commitsleuth.store import DEFAULT_DB, Store, open_waiting, read_errors, removed_unless_filled
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -38,6 +38,18 @@ fail_on_option = click.option(
     show_default=True,
     help="Exit 1 when a finding of this severity or worse exists.",
 )
+
+
+redact_option = click.option(
+    "--redact", "redact_patterns", multiple=True, metavar="REGEX",
+    help="Also mask every match of REGEX in what is stored and shown (repeatable; or COMMITSLEUTH_REDACT, one per line).")
+
+
+def _add_patterns(patterns: tuple[str, ...]) -> None:
+    from commitsleuth.redact import add_pattern
+
+    for pattern in patterns:
+        add_pattern(pattern)
 
 
 def _exit_for(findings, fail_on: str) -> int:
@@ -77,8 +89,7 @@ def cli(debug: bool) -> None:
               help="HDFS audit and S3 access logs: one event per read instead of counts per (user, call, hour).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Say why each file was read as its format (heads matched of the first lines).")
-@click.option("--redact", "redact_patterns", multiple=True, metavar="REGEX",
-              help="Also mask every match of REGEX before storing (repeatable; or COMMITSLEUTH_REDACT, one per line).")
+@redact_option
 @db_option
 def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master: str | None,
            out: str, keep_reads: bool, verbose: bool, redact_patterns: tuple[str, ...], db: str) -> int:
@@ -95,10 +106,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
       commitsleuth ingest /var/log/hive/hive.log* 'userlogs/**/stdout'
       commitsleuth ingest --engine spark --master yarn --out hdfs:///tmp/cs 'hdfs:///logs/2017-08-*'
     """
-    from commitsleuth.redact import add_pattern, redact
-
-    for pattern in redact_patterns:
-        add_pattern(pattern)
+    _add_patterns(redact_patterns)
     if engine == "spark":
         return _ingest_spark(paths, format_name, master, out, db)
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
@@ -115,7 +123,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
             else:
                 stopped = None
     if stopped is not None:
-        click.echo(str(stopped), err=True)
+        click.echo(shown(str(stopped)), err=True)
         return 128 + stopped.signum
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped", "unchanged")}
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
@@ -128,13 +136,13 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     )
     for r in report.results:
         if r.status in ("partial", "skipped"):
-            click.echo(redact(f"  {r.status}: {r.uri}: {r.reason}"))
+            click.echo(shown(f"  {r.status}: {r.uri}: {r.reason}"))
     if verbose:
         from commitsleuth.ingest.explain import why
 
         for r in report.results:
             if r.status in ("ok", "partial") or r.reason == "not a log format commitsleuth reads":
-                click.echo(redact(f"  format of {r.uri}: {why(r.uri, format_name)}"))
+                click.echo(shown(f"  format of {r.uri}: {why(r.uri, format_name)}"))
     for r in report.failed:
         _error(f"{r.uri}: {r.reason}")
     return EXIT_USAGE if report.failed else EXIT_OK
@@ -160,7 +168,6 @@ def _stop_on_signals():
 
 def _ingest_spark(paths, format_name, master, out, db) -> int:
     from commitsleuth.ingest.spark import ingest_spark
-    from commitsleuth.redact import redact
 
     report = ingest_spark(list(paths), out, master=master, format_name=format_name)
     counts = {s: len(report.by_status(s)) for s in ("ok", "partial", "failed", "skipped")}
@@ -168,17 +175,17 @@ def _ingest_spark(paths, format_name, master, out, db) -> int:
     parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     rejected = sum(s["rejected"] for s in report.sources)
     n = len(report.sources) + report.unchanged
-    click.echo(f"spark: parsed {n} file{'s' if n != 1 else ''} ({parts}): {report.events} events, "
-               f"{rejected} rejected lines -> {report.out}")
+    click.echo(shown(f"spark: parsed {n} file{'s' if n != 1 else ''} ({parts}): {report.events} events, "
+                     f"{rejected} rejected lines -> {report.out}"))
     for s in report.sources:
         if s["status"] in ("partial", "skipped"):
-            click.echo(redact(f"  {s['status']}: {s['uri']}: {s['reason']}"))
+            click.echo(shown(f"  {s['status']}: {s['uri']}: {s['reason']}"))
     for s in report.by_status("failed"):
         _error(f"{s['uri']}: {s['reason']}")
     if "://" not in report.out or report.out.startswith("file:"):
         _attach(report.out, db)
     else:
-        click.echo(f"load it where the store is: commitsleuth attach-parquet {report.out}")
+        click.echo(shown(f"load it where the store is: commitsleuth attach-parquet {report.out}"))
     return EXIT_USAGE if report.by_status("failed") else EXIT_OK
 
 
@@ -187,7 +194,7 @@ def _open_reader(db: str, read_only: bool = True):
     """The store for a command that reads it: waits (saying so once) while a writer holds it;
     one that does not exist or is damaged is an ``Error:`` line, never created or half read."""
     with open_waiting(db, read_only=read_only, existing=True,
-                      on_wait=lambda message: click.echo(message, err=True)) as store, read_errors(db):
+                      on_wait=lambda message: click.echo(shown(message), err=True)) as store, read_errors(db):
         yield store
 
 
@@ -196,9 +203,9 @@ def _attach(directory: str, db: str) -> None:
 
     with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db):
         report = attach_parquet(store, directory)
-    click.echo(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
-               f"({report.events} events) to {db}; {report.already} already there"
-               + (f"; {report.known} events already in the store" if report.known else ""))
+    click.echo(shown(f"attached {len(report.loaded)} source{'s' if len(report.loaded) != 1 else ''} "
+                     f"({report.events} events) to {db}; {report.already} already there"
+                     + (f"; {report.known} events already in the store" if report.known else "")))
 
 
 @cli.command("attach-parquet")
@@ -221,8 +228,9 @@ def attach_parquet(directory: str, db: str) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @fail_on_option
 @click.option("--detector", "detectors", multiple=True, metavar="CODE", help="Run only these detectors.")
+@redact_option
 @db_option
-def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
+def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], redact_patterns: tuple[str, ...], db: str) -> int:
     """Run the detectors over everything ingested and print the findings.
 
     Exits 0 when nothing at or above --fail-on was found, 1 when something was (like a linter).
@@ -234,6 +242,7 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], db: str) -> int:
     from commitsleuth.forensics.analyze import analyze as run_analyze
     from commitsleuth.report.text import findings_json, findings_text
 
+    _add_patterns(redact_patterns)
     with _open_reader(db, read_only=False) as store:
         findings = run_analyze(store, list(detectors) or None)
         click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))
@@ -262,7 +271,6 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
       commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
     """
     from commitsleuth.forensics.audit import audit as run_audit
-    from commitsleuth.redact import redact
     from commitsleuth.report.text import findings_json, findings_text
 
     with Store(db or ":memory:", existing=db is not None) as store, read_errors(db or ":memory:"):
@@ -271,10 +279,10 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
             click.echo(findings_json(store, findings))
         else:
             skipped = f" ({len(unlisted)} not readable, the rest audited)" if unlisted else ""
-            click.echo(printable(redact(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}{skipped}")))
+            click.echo(shown(f"listed {n} entr{'y' if n == 1 else 'ies'} under {path}{skipped}"))
             click.echo(findings_text(store, findings))
     for entry in unlisted:  # an incomplete audit is an input error, like an unreadable file to ingest
-        _error(printable(entry.error))
+        _error(entry.error)
     return EXIT_USAGE if unlisted else _exit_for(findings, fail_on)
 
 
@@ -296,6 +304,9 @@ def timeline(table: str, partition: str | None, no_color: bool, db: str) -> int:
     """
     from commitsleuth.forensics.timeline import timeline as build
     from commitsleuth.report.terminal import print_timeline
+
+    if partition:  # the user's own spec, quoted back by an Error line: a partition, never a secret
+        _ARG_SPECS.append(partition)
 
     with _open_reader(db) as store:
         rows = build(store, table, partition)
@@ -348,7 +359,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
             hint = "\n".join(printable(line) for line in str(exc).splitlines() if line.strip())
             raise CommitsleuthError(f"query failed: {hint}") from None
     if fmt == "json":
-        click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=2, default=str))
+        from commitsleuth.redact import redact_user_value  # this run's patterns (table and CSV: printable)
+
+        click.echo(json.dumps(redact_user_value([dict(zip(columns, r)) for r in rows]), indent=2, default=str))
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -380,7 +393,7 @@ def report(output: str, db: str) -> int:
 
     with _open_reader(db) as store:
         path = write_report(store, output)
-    click.echo(f"report written to {path}")
+    click.echo(shown(f"report written to {path}"))
     return EXIT_OK
 
 
@@ -415,12 +428,12 @@ def demo(db: str, report_path: str | None, live: bool) -> int:
         _demo_live(db)
     click.echo("")
     exe = "commitsleuth" if shutil.which("commitsleuth") else sys.argv[0] or "commitsleuth"
-    click.echo(f"Explore it: {exe} query --db {db} double_commits")
+    click.echo(shown(f"Explore it: {exe} query --db {db} double_commits"))
     from commitsleuth.report import write_report
 
     with Store(db, read_only=True) as store:
         written = write_report(store, report_path or os.path.splitext(db)[0] + ".html")
-    click.echo(f"Report: {written.resolve()} (open it in a browser)")
+    click.echo(shown(f"Report: {written.resolve()} (open it in a browser)"))
     return EXIT_OK
 
 
@@ -438,7 +451,7 @@ def _demo_live(db: str) -> None:
     with tempfile.TemporaryDirectory(prefix="commitsleuth-demo-") as work:
         live = run_live_demo(db, work, progress=click.echo)
     if live.error:
-        click.echo(f"  live part skipped: {live.error}")
+        click.echo(shown(f"  live part skipped: {live.error}"))
         return
     for label, speculative, status in live.attempts:
         kind = "speculative copy" if speculative else "first attempt"
@@ -515,16 +528,19 @@ class _progress:
             self.bar.stop()
 
 
-def _error(message: str) -> None:
-    """One ``Error:`` line on stderr; it can quote paths and log text, so it is redacted too."""
-    from commitsleuth.redact import redact
+# Partition specs given on the command line: an Error line quoting them keeps them as they are.
+_ARG_SPECS: list[str] = []
 
-    click.echo(f"Error: {redact(message)}", err=True)
+
+def _error(message: str) -> None:
+    """One ``Error:`` line on stderr; it can quote paths and log text: redacted and escaped."""
+    click.echo(f"Error: {shown(message, tuple(_ARG_SPECS))}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: returns the exit code (0 clean, 1 findings, 2 usage or input error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _ARG_SPECS.clear()
     try:
         rv = cli.main(args=argv, prog_name="commitsleuth", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -27,64 +27,199 @@ except ImportError:  # Arrow's RE2 finds a superset of the same lines, several t
 
 MASK = "***"
 
-# Words that name a secret in a key (conf keys, JDBC properties, URL parameters, JSON fields).
-_SECRET_WORDS = (r"password|passwd|pwd|secret|token|credential|signature|delegation|"
-                 r"access[._-]?key|secret[._-]?key|account[._-]?key|private[._-]?key|api[._-]?key|"
-                 r"sas[._-]?key|sas[._-]?token")
+# A key names a secret by its whole name, not by a substring (``api_key_hash``,
+# ``tokenizer_version`` and ``token_table`` name none): split into words at ``. _ -``, spaces and
+# camelCase, its last word ends with one of these (``keyStorePassword``, ``PGPASSWORD``), or its
+# last two are ``<kind> key`` (``fs.s3a.access.key``, ``account_key``).
+_SECRET_ENDINGS = ("password", "passwd", "pwd", "passphrase", "secret", "token", "credential", "credentials",
+                   "signature", "delegation", "sig", "accesskey", "secretkey", "accountkey", "privatekey",
+                   "apikey", "saskey")
+_KEY_KINDS = frozenset(("access", "secret", "account", "private", "api", "sas", "encryption", "signing"))
+_WORDS = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|[A-Z]|[0-9]+")
+# Hadoop's per-account keys go on past the secret word with the account and its host:
+# fs.azure.account.key.<acct>.dfs.core.windows.net, fs.azure.sas.fixed.token.<acct>...
+_PER_ACCOUNT = re.compile(r"(?i)^(?:spark\.hadoop\.)?fs\.azure\.|\.(?:net|com|cn|de|org|io)$")
+# Substrings of every key _names_secret accepts: the patterns find candidate keys by them and
+# then judge the whole name.
+_KEY_HINT = r"pass|pwd|secret|token|credential|signature|delegation|sig|key"
 _VALUE = r"[^\s\"'&;,)}\]\\]+"
+# A quoted value, up to the same quote (a JSON value may hold an apostrophe), escapes kept;
+# quoted with escaped quotes (\"x\", inside a JSON string: an event log's SQL text), up to the
+# escaped quote. ``esc`` and ``q`` are the opening's backslash and quote.
+_OPEN = r"(?P<esc>\\)?(?P<q>[\"'])"
+_QUOTED = (r"(?P<val>(?(esc)(?:\\\\|\\(?!(?P=q))|[^\\\n])*|(?:\\.|(?!(?P=q))[^\\\n])*))"
+           r"(?=(?(esc)\\)(?P=q))")
 
-# (any of these lower-case substrings must be present, all of these too, pattern). Most log lines
-# have none of the triggers, and a substring test is a hundred times cheaper than a pattern.
-_PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern]] = [
+_KEY_TRIGGERS = ("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation", "sig=", "sig%",
+                 "sig\"", "sig'")
+
+# (any of these lower-case substrings must be present, all of these too, pattern, keyed). Most
+# log lines have none of the triggers, and a substring test is a hundred times cheaper than a
+# pattern. A keyed pattern's ``key`` group is judged whole (``names_secret``), and a key that
+# starts a path segment or sits in a partition spec is never one (``_is_column``).
+_PATTERNS: list[tuple[tuple[str, ...], tuple[str, ...], re.Pattern, bool]] = [
     # PEM private keys, the whole body (raw keeps continuation lines, so it may span lines)
     (("private key-----",), (), re.compile(
         r"(?P<key>-----BEGIN [A-Z ]*PRIVATE KEY-----)(?P<sep>)(?P<val>[^\"]*?)(?=-----END [A-Z ]*PRIVATE KEY-----|\"|\Z)",
-        re.S)),
+        re.S), False),
     # Authorization: Basic|Bearer|Negotiate|Digest <credentials>, and a bare "Bearer <token>"
     (("authorization",), (), re.compile(
         r"(?i)(?P<key>authorization[\"']?)(?P<sep>\s*[:=]\s*[\"']?(?:(?:basic|bearer|negotiate|digest)\s+)?)"
-        r"(?P<val>[^\s\"',;]+)")),
-    (("bearer",), (), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)")),
-    # SQL and JSON: 'hive.sql.dbcp.password'='x', "password": "x"
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?P<key>[\"'][\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*[\"'])(?P<sep>\s*[=:]\s*[\"'])(?P<val>[^\"']*)")),
-    # key=value / key: value where the key names a secret (conf dumps, JDBC URLs, URL queries).
-    # The look-behind starts a key only where a run of key characters starts: the same leftmost
-    # matches without retrying from every character of a long path (quadratic).
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_SECRET_WORDS})[\w.\-]*)(?P<sep>\s*[=:]\s*)(?P<val>{_VALUE})")),
-    # conf keys (two dots at least) and flags written with a space, ending in the secret word:
-    # fs.s3a.secret.key X, --password X (not a table named db.secret_stats, nor db.secret)
-    (("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation"), (), re.compile(
-        rf"(?i)(?<![\w.\-])(?P<key>(?:--?|(?:[\w\-]+\.){{2,}}[\w\-]*?)(?:{_SECRET_WORDS}))"
-        rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})")),
+        r"(?P<val>[^\s\"',;]+)"), False),
+    (("bearer",), (), re.compile(r"(?i)(?P<key>\bbearer)(?P<sep>\s+)(?P<val>[\w\-.~+/=]+)"), False),
+    # SQL and JSON, the key quoted: 'hive.sql.dbcp.password'='x', "password": "it's", and Spark
+    # SQL's OPTIONS ('password' 'x') (its '=' is optional)
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?P<key>\\?[\"'][\w.\- ]*(?:{_KEY_HINT})[\w.\- ]*\\?[\"'])(?P<sep>\s*[=:]?\s*{_OPEN}){_QUOTED}"),
+     True),
+    # key=value / key: value (conf dumps, JDBC URLs, URL queries), the value bare or quoted:
+    # ConnectionPassword="x", password='x', OPTIONS (password 'x') (a quoted value may follow a
+    # space alone). One pattern for both: the key search is most of the cost. The look-behind
+    # starts a key only where a run of key characters starts: the same leftmost matches without
+    # retrying from every character of a long path (quadratic).
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>[\w.\-]*(?:{_KEY_HINT})[\w.\-]*)"
+        rf"(?P<sep>(?:\s*[=:]\s*|[ \t]+(?=\\?[\"']))(?:{_OPEN})?)"
+        rf"(?(q){_QUOTED}|(?P<bare>{_VALUE}))"), True),
+    # conf keys (two dots at least) and flags written with a space: fs.s3a.secret.key X,
+    # --password X, fs.azure.account.key.<acct>.dfs.core.windows.net X (not a table named
+    # db.secret_stats, nor db.secret)
+    (_KEY_TRIGGERS, (), re.compile(
+        rf"(?i)(?<![\w.\-])(?P<key>--?[\w.\-]*(?:{_KEY_HINT})[\w.\-]*|(?:[\w\-]+\.){{2,}}[\w.\-]*)"
+        rf"(?P<sep>[ \t]+)(?!\*\*\*)(?P<val>{_VALUE})"), True),
     # Azure SAS signatures in URL queries
-    (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)")),
-    # scheme://user:password@host
-    (("@",), ("://",), re.compile(r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']+)(?P<sep>:)(?P<val>[^@\s/\"']+)(?=@)")),
+    (("sig=",), (), re.compile(r"(?i)(?P<key>[?&]sig)(?P<sep>=)(?P<val>[^\s&\"']+)"), False),
+    # scheme://user:password@host, the user may be empty (redis://:pw@) and the password hold a
+    # '/'; digits then '/' are a port and a path (hdfs://nn:8020/user/x@REALM)
+    (("@",), ("://",), re.compile(
+        r"(?P<key>[a-zA-Z][\w+.-]*://[^/\s:@\"']*)(?P<sep>:)(?P<val>(?!\d*(?:/|$))[^@\s\"']+)(?=@)"), False),
+    # Oracle's user/password@connect: JDBC thin/OCI URLs and the clients' command lines
+    (("jdbc:oracle", "sqlplus", "sqlldr", "expdp", "impdp", "userid="), ("@",), re.compile(
+        r"(?i)(?P<key>(?:jdbc:oracle:\w+:|\b(?:sqlplus|sqlldr|expdp|impdp)\s+(?:-\w+\s+)*"
+        r"(?:userid=)?|\buserid=)[\w$#.]+)(?P<sep>/)(?P<val>[^\s@\"']+)(?=@)"), False),
+    # SQL: CREATE|ALTER USER u IDENTIFIED BY pw, GRANT … TO u IDENTIFIED BY pw, MySQL's
+    # IDENTIFIED WITH plugin BY 'pw': only after a user, role or grantee (rows identified by a key)
+    (("identified",), (), re.compile(
+        r"(?i)(?P<key>\b(?:user|role|to|exists)\s+\S+\s+identified(?:\s+with\s+[\w'\"]+)?\s+by)(?P<sep>\s+(?:password\s+)?)"
+        r"(?P<val>\"[^\"]*\"|'[^']*'|[^\s;,)]+)"), False),
 ]
+# key=value URL-encoded, in S3 keys and referers: X-Amz-Signature%3D…, %26password%3D… (found from
+# each encoded '=': S3 keys hold many, dt%3D…, and a key pattern searched over them costs more)
+_ENCODED_EQ = re.compile(r"%(?:25)?3D", re.I)
+_ENCODED_VALUE = re.compile(r"(?:(?!%(?:25)?26)[^\s&\"'])+", re.I)
 # JDBC clients' -p X (beeline, sqoop), only where the text names a JDBC client
 _JDBC_CLIENT = ("jdbc:", "beeline", "sqoop")
 _JDBC_PASSWORD = re.compile(r"(?P<key>(?:^|(?<=\s))-p)(?P<sep>\s+)(?!\*\*\*)(?P<val>\S+)")
-_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+# an AWS key id, also inside a longer word (AKIA…_suffix, key_AKIA…)
+_AWS_KEY_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])")
+# Where a key is a partition column, never a secret's name: partition (k=v), partSpec {k=v},
+# Partition db.t{k=v}, PARTITION (k='v')
+_PARTITION_SPEC = re.compile(r"(?i)\b(?:partition|partspec)\s*(?:[\w.`]+\s*)?[({\[][^)}\]\n]*")
 _EXTRA: list[re.Pattern] = []  # the user's: --redact, COMMITSLEUTH_REDACT, spark.redaction.string.regex
 _EXTRA_KEYS: list[re.Pattern] = []  # spark.redaction.regex: conf keys whose values are secret
 # The user's regexes as written: each is its own columnar trigger (a text it can mask contains
 # a match of it).
 _USER_TRIGGERS: list[str] = []
-# A key (JSON field, conf key) that names a secret: its string value is masked whole.
-_SECRET_KEY = re.compile(rf"(?i)(?:{_SECRET_WORDS})")
 
 # Every trigger in one RE2 pattern (case-insensitive), for the columnar test where events
 # become rows (model.events_to_arrow): only the rows it finds run the patterns above.
 _TRIGGER_WORDS = ("pass", "pwd", "secret", "token", "credential", "key", "signature", "delegation",
-                  "authorization", "bearer", "-p ", "sig=", "akia", "asia")
-TRIGGER_RE = "|".join(_TRIGGER_WORDS) + r"|://[^/\s]*@"
+                  "authorization", "bearer", "-p ", "sig=", "sig%", "sig\"", "sig'", "akia", "asia", "identified",
+                  "jdbc:oracle", "sqlplus", "sqlldr", "expdp", "impdp", "userid=")
+TRIGGER_RE = "|".join(_TRIGGER_WORDS) + r"|://\S*@"
 
 
-def redact(text: str | None) -> str | None:
-    """``text`` with every secret the patterns find masked as ``***``."""
-    return _redact(text, _mask, _mask_whole)
+def names_secret(key: str) -> bool:
+    """True when a key (a conf key, a JSON field, a URL parameter) names a secret by its whole
+    name, ours or the user's."""
+    return _names_secret(key) or any(p.search(f"{key}=x") for p in _EXTRA_KEYS)
+
+
+def _names_secret(key: str) -> bool:
+    key = key.strip("\"' -")
+    if not key.isascii():  # the patterns match case-blind: the Kelvin sign is a k to them, and here
+        key = "".join(c.lower() if not c.isascii() and c.lower().isascii() else c for c in key)
+    words = [w.lower() for w in _WORDS.findall(key)]
+    if not words:
+        return False
+    if words[-1].endswith(_SECRET_ENDINGS) or (words[-1] == "key" and len(words) > 1 and words[-2] in _KEY_KINDS):
+        return True
+    if "." in key and _PER_ACCOUNT.search(key):  # the secret word inside, the account after it
+        parts = key.split(".")
+        return any(_names_secret(".".join(parts[:i])) for i in range(2, len(parts)))
+    return False
+
+
+def _identity_spans(text: str, keep: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+    """The partition specs of a text (their keys are partition columns), and where it quotes
+    one of ``keep`` (a finding's or an event's own partition spec, whole or one ``k=v`` of it)."""
+    spans = [m.span() for m in _PARTITION_SPEC.finditer(text)] if "part" in text.lower() else []
+    for spec in keep:  # a URL query quoted in a spec (dt=1?token=x) holds parameters, not columns
+        for piece in {p.strip(" (){}[]'") for p in re.split(r"[/,&;]", spec.split("?")[0]) if "=" in p}:
+            at = text.find(piece)
+            while at >= 0:
+                spans.append((at, at + len(piece)))
+                at = text.find(piece, at + 1)
+    return spans
+
+
+def _is_column(text: str, start: int, spec: bool, spans: list[tuple[int, int]]) -> bool:
+    """Whether the key starting at ``start`` names a column: it starts a path segment, sits in a
+    partition spec (``spans``), or ``text`` is a spec, where only a URL query (dt=1?token=x)
+    holds parameters."""
+    before = text[start - 1] if start else ("/" if spec else "")
+    return before == "/" or (spec and before not in "?&;%") or any(a <= start < b for a, b in spans)
+
+
+def _keyed_sub(pat: re.Pattern, text: str, mask, whole_spec: bool, keep: tuple[str, ...] = ()) -> str:
+    """``pat.sub(mask, text)`` for a keyed pattern: a match whose key does not name a secret by
+    its whole name, starts a path segment (``/account_key=17/``) or sits in a partition spec is
+    left, and the search goes on inside its value (``TokenError: Token: x``)."""
+    out, pos, last, spans = [], 0, 0, None
+    while True:
+        m = pat.search(text, pos)
+        if m is None:
+            break
+        start = m.start("key")
+        if spans is None:
+            spans = [] if whole_spec else _identity_spans(text, keep)
+        if names_secret(m["key"]) and not _is_column(text, start, whole_spec, spans):
+            out += (text[last:m.start()], mask(m))
+            last = pos = m.end()
+        else:
+            pos = m.end("key")
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _encoded_sub(text: str, stars: bool, spec: bool, keep: tuple[str, ...]) -> str:
+    """URL-encoded ``key%3Dvalue`` with a key naming a secret, its value masked; keys judged as
+    ``_keyed_sub`` judges them (a path segment's or a partition spec's are columns)."""
+    out, last, spans = [], 0, None
+    for m in _ENCODED_EQ.finditer(text):
+        if m.start() < last:
+            continue
+        start = m.start()
+        while start and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+            start -= 1
+        value = _ENCODED_VALUE.match(text, m.end())
+        if value is None or start == m.start() or not names_secret(text[start:m.start()]):
+            continue
+        if spans is None:
+            spans = [] if spec else _identity_spans(text, keep)
+        if _is_column(text, start, spec, spans):
+            continue
+        out += (text[last:m.end()], "*" * len(value.group().encode()) if stars else MASK)
+        last = value.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact(text: str | None, *, spec: bool = False, keep: tuple[str, ...] = ()) -> str | None:
+    """``text`` with every secret the patterns find masked as ``***``. ``spec``: the text is a
+    partition spec or a path (``k=v/k2=v2``), whose keys name columns, never secrets; ``keep``:
+    partition specs the text may quote (a finding's summary), kept as they are."""
+    return _redact(text, _mask, _mask_whole, spec, keep)
 
 
 def redact_keeping_length(text: str | None) -> str | None:
@@ -93,21 +228,35 @@ def redact_keeping_length(text: str | None) -> str | None:
     return _redact(text, _star, _star_whole)
 
 
-def _redact(text, mask, mask_whole):
+# Each pattern's trigger words as one search (most patterns share the key words: searched once)
+_TRIGGERS = {id(any_of): re.compile("|".join(map(re.escape, any_of))) for any_of, _, _, _ in _PATTERNS}
+
+
+def _redact(text, mask, mask_whole, spec=False, keep=()):
     if not text:
         return text
     lower = text.lower()
-    for any_of, all_of, pat in _PATTERNS:
-        if any(t in lower for t in any_of) and all(t in lower for t in all_of):
-            text = pat.sub(mask, text)
+    seen: dict[int, bool] = {}
+    for any_of, all_of, pat, keyed in _PATTERNS:
+        hit = seen.get(id(any_of))
+        if hit is None:
+            hit = seen[id(any_of)] = _TRIGGERS[id(any_of)].search(lower) is not None
+        if hit and all(t in lower for t in all_of):
+            text = _keyed_sub(pat, text, mask, spec, keep) if keyed else pat.sub(mask, text)
+    if "%3d" in lower or "%253d" in lower:
+        text = _encoded_sub(text, mask is _star, spec, keep)
     if "-p " in lower and any(c in lower for c in _JDBC_CLIENT):
         text = _JDBC_PASSWORD.sub(mask, text)
     if "akia" in lower or "asia" in lower:
         text = _AWS_KEY_ID.sub(mask_whole, text)
+    return _user_patterns(text, mask, mask_whole, spec, keep)
+
+
+def _user_patterns(text, mask, mask_whole, spec=False, keep=()):
     for pat in _EXTRA:
         text = pat.sub(mask_whole, text)
     for key in _EXTRA_KEYS:
-        text = key.sub(mask, text)
+        text = _keyed_sub(key, text, mask, spec, keep)
     return text
 
 
@@ -120,11 +269,33 @@ def _mask_whole(m: re.Match) -> str:
 
 
 def _star(m: re.Match) -> str:
-    return f"{m['key']}{m['sep']}{'*' * len(m['val'].encode())}"
+    value = m["val"] if m["val"] is not None else m["bare"]  # the key=value pattern's two arms
+    return f"{m['key']}{m['sep']}{'*' * len(value.encode())}"
 
 
 def _star_whole(m: re.Match) -> str:
     return "*" * len(m.group().encode())
+
+
+def redact_user(text: str | None) -> str | None:
+    """``text`` through the user's patterns alone (``--redact``, the environment, a Spark conf's):
+    what was stored passed the built-in ones; what a command shows gets this run's too."""
+    if not text or not has_user_patterns():
+        return text
+    return _user_patterns(text, _mask, _mask_whole)
+
+
+def redact_user_value(value: Any) -> Any:
+    """``redact_user`` over every string inside a JSON-like value."""
+    if not has_user_patterns():
+        return value
+    if isinstance(value, str):
+        return redact_user(value)
+    if isinstance(value, dict):
+        return {k: redact_user_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_user_value(v) for v in value]
+    return value
 
 
 def has_user_patterns() -> bool:
@@ -132,29 +303,26 @@ def has_user_patterns() -> bool:
     return bool(_EXTRA or _EXTRA_KEYS)
 
 
-def names_secret(key: str) -> bool:
-    """True when a key (a conf key, a JSON field) names a secret, ours or the user's."""
-    return bool(_SECRET_KEY.search(key)) or any(p.search(f"{key}=x") for p in _EXTRA_KEYS)
-
-
-def redact_value(value: Any) -> Any:
+def redact_value(value: Any, keep: tuple[str, ...] = ()) -> Any:
     """Every string inside a JSON-like value (dicts, lists), redacted; a string under a key that
     names a secret is masked whole, and so is the value of a ``{"key": k, "value": v}`` pair
-    whose ``k`` does (a conf entry)."""
+    whose ``k`` does (a conf entry). ``keep``: as for ``redact``."""
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, keep=keep)
     if isinstance(value, dict):
         pair_key = value.get("key")
         secret_pair = isinstance(pair_key, str) and names_secret(pair_key)
         return {k: MASK if isinstance(v, str) and (names_secret(k) or (secret_pair and k == "value"))
-                else redact_value(v) for k, v in value.items()}
+                else redact_value(v, keep) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, keep) for v in value]
     return value
 
 
 # Text columns holding JSON: each string inside is redacted and the JSON stays valid.
 JSON_COLUMNS = ("detail", "actor_objects")
+# Text columns holding a partition spec (k=v/k2=v2): its keys name columns, never secrets.
+SPEC_COLUMNS = ("partition_spec",)
 
 
 def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
@@ -170,7 +338,13 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    # each row's own partition spec, kept wherever its texts quote it (identity is never masked)
+    specs = None
     for i, fld in enumerate(table.schema):
+        if fld.type == pa.list_(pa.string()):  # a finding's actors
+            table = table.set_column(i, fld.name, pa.array(
+                [None if v is None else [redact(a) for a in v] for v in table.column(i).to_pylist()], fld.type))
+            continue
         if fld.type != pa.string():
             continue
         col = table.column(i)
@@ -179,26 +353,30 @@ def redact_table(table: pa.Table, details: list | None = None) -> pa.Table:
         hits = may_hold_secret(col)
         if not pc.any(hits).as_py():
             continue
+        if specs is None:
+            specs = (table.column(SPEC_COLUMNS[0]).to_pylist() if SPEC_COLUMNS[0] in table.schema.names
+                     else [None] * table.num_rows)
         values, mask = col.to_pylist(), hits.to_pylist()
         if fld.name in JSON_COLUMNS:
             parsed = details if details is not None and fld.name == "detail" else [None] * len(values)
-            new = [_redact_json(v, d) if m else v for v, m, d in zip(values, mask, parsed)]
+            new = [_redact_json(v, d, (s,) if s else ()) if m else v
+                   for v, m, d, s in zip(values, mask, parsed, specs)]
         else:
-            new = _redacted_once(values, mask)
+            new = _redacted_once(values, mask, specs, spec=fld.name in SPEC_COLUMNS)
         table = table.set_column(i, fld.name, pa.array(new, pa.string()))
     return table
 
 
-def _redacted_once(values: list, mask: list) -> list:
-    """``redact`` of the values ``mask`` selects, each distinct text once: the events of one
-    line share its raw text (an event log's environment, 100 KB and more, gives several conf
-    events), and the patterns cost about 40 ms on such a line."""
-    done: dict[str, str | None] = {}
+def _redacted_once(values: list, mask: list, specs: list, spec: bool = False) -> list:
+    """``redact`` of the values ``mask`` selects, each distinct text (with its row's partition
+    spec) once: the events of one line share its raw text (an event log's environment, 100 KB
+    and more, gives several conf events), and the patterns cost about 40 ms on such a line."""
+    done: dict[tuple, str | None] = {}
     out = []
-    for v, m in zip(values, mask):
-        if m and v not in done:
-            done[v] = redact(v)
-        out.append(done[v] if m else v)
+    for v, m, s in zip(values, mask, specs):
+        if m and (v, s) not in done:
+            done[v, s] = redact(v, spec=spec, keep=(s,) if s else ())
+        out.append(done[v, s] if m else v)
     return out
 
 
@@ -255,15 +433,15 @@ def lines_may_hold_secret(data: bytes, starts: np.ndarray, lines: pa.Array | Non
     return hit
 
 
-def _redact_json(text: str | None, value: Any = None) -> str | None:
+def _redact_json(text: str | None, value: Any = None, keep: tuple[str, ...] = ()) -> str | None:
     if text is None:
         return None
     if value is None:
         try:
             value = json.loads(text)
         except ValueError:
-            return redact(text)
-    return json.dumps(redact_value(value), sort_keys=True, default=str)
+            return redact(text, keep=keep)
+    return json.dumps(redact_value(value, keep), sort_keys=True, default=str)
 
 
 def add_pattern(regex: str) -> None:
@@ -287,9 +465,10 @@ def add_key_pattern(regex: str) -> None:
         re.compile(regex)
     except re.error:
         return  # a user's broken Spark setting must not stop an ingest; ours still apply
+    # a key is a run of key characters: never a path running into it (/tmp/test_secrets/x=1)
     pat = re.compile(
-        rf"(?P<key>\"?[^\s\"=:,\[\]{{}}]*(?:{regex})[^\s\"=:,\[\]{{}}]*\"?)(?P<sep>\s*(?:[=:]|\",)\s*\"?)(?P<val>[^\s\"&;,)}}\]]+)",
-        re.I)
+        rf"(?<![\w.\-])(?P<key>\"?[\w.\-]*(?:{regex})[\w.\-]*\"?)(?P<sep>\s*(?:[=:]|\",)\s*\"?)"
+        rf"(?P<val>[^\s\"&;,)}}\]]+)", re.I)
     if all(p.pattern != pat.pattern for p in _EXTRA_KEYS):
         _EXTRA_KEYS.append(pat)
         _USER_TRIGGERS.append(regex)
@@ -326,11 +505,23 @@ def redact_conf(conf: dict[str, str]) -> dict[str, str]:
 # Spark matches it against each conf key and value: the URL user-info arm masks values only.
 SPARK_KEY_REGEX = (r"(?i)secret|password|passwd|pwd|token|credential|signature|access[._-]?key|"
                    r"account[._-]?key|private[._-]?key|private key-----|sas|delegation|authorization|bearer|"
-                   r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b|[?&]sig=|://[^/\s:@]+:[^@\s/]+@")
-SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]+:[^@\s/\"]+@)|(?:(?:password|passwd|pwd|secret|token|"
-                      r"credential|signature|access[._-]?key|account[._-]?key|sig)\w*[\"']?\s*[=:]\s*[\"']?[^\s\"'&;,]+)"
+                   r"(?:AKIA|ASIA)[A-Z0-9]{16}|[?&]sig=|://[^/\s:@]*:(?!\d*/)[^@\s]+@")
+# Spark masks each match whole (key and value): the forms of _PATTERNS Spark sees in SQL text,
+# job descriptions and conf values, in Java's regex syntax (issue 34: empty URL users, '/' in a
+# password, quoted and space-separated values, OPTIONS (password 'x'), IDENTIFIED BY, Oracle's
+# user/password@, URL-encoded parameters). A key ends with its secret word and starts where a
+# key does, not inside a path (api_key_hash=, tokenizer_version=, /token=1/ are no secrets);
+# account_key is left to our layer, which tells a partition column from an Azure key.
+_SPARK_KEYED = r"(?<![\w./-])[\w.-]*(?:password|passwd|pwd|secret|token|credential|signature|access[._-]?key|sig)"
+SPARK_STRING_REGEX = (r"(?i)(?:[a-z][\w+.-]*://[^/\s:@\"]*:(?!\d*/)[^@\s\"]+@)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]?\s*\\?\"[^\"\\]*)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]?\s*'[^']*)"
+                      rf"|(?:{_SPARK_KEYED}[\"']?\s*[=:]\s*[^\s\"'&;,]+)"
+                      rf"|(?:{_SPARK_KEYED}%(?:25)?3D[^\s&\"'%]+)"
                       r"|(?:bearer\s+[\w\-.~+/=]+)|(?:authorization[\"']?\s*[:=]\s*[\"']?\w+\s+[^\s\"',;]+)"
                       r"|(?:(?:AKIA|ASIA)[A-Z0-9]{16})"
+                      r"|(?:identified\s+(?:with\s+\S+\s+)?by\s+\S+)"
+                      r"|(?:jdbc:oracle:\w+:[\w$#.]+/[^\s@\"']+@)"
                       r"|(?:-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*)")
 
 

@@ -7,6 +7,7 @@ Writes are bulk (Arrow batches), never row-by-row INSERTs. The schema is version
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 import time
@@ -75,8 +76,20 @@ def latest_version() -> int:
 
 
 def _redacted(values: dict) -> dict:
-    """A source's text fields (reason, uri, format notes) through the one redaction layer."""
-    return {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
+    """A source's text fields (reason, uri, format notes) through the one redaction layer; a
+    ``uri`` masked gets its ``uri_key``, so identity never goes through masking."""
+    out = {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
+    if isinstance(values.get("uri"), str):
+        out["uri_key"] = uri_key(values["uri"])
+    return out
+
+
+def uri_key(uri: str) -> str | None:
+    """A source URI's identity where redaction changes it (``sources.uri_key``), else None: the
+    stored ``uri`` is then the URI itself."""
+    if redact(uri) == uri:
+        return None
+    return "sha256:" + hashlib.sha256(uri.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 # The name of a store ATTACHed to a caller's in-memory connection (``Store(host=...)``).
@@ -444,28 +457,29 @@ class Store:
         fingerprint is ``fp``, in one query (a statement costs about a millisecond, a History
         Server directory has thousands of sources)."""
         names = ", ".join("?" * len(uris))
+        keys = [uri_key(uri) for uri in uris]  # a masked URI is found by its key, never its mask
         cur = self.con.execute(
-            f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR fingerprint = ? ORDER BY source_id DESC",
-            [*uris, fp])
+            f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR uri_key IN ({names or 'NULL'}) "
+            "OR fingerprint = ? ORDER BY source_id DESC",
+            [*uris, *keys, fp])
         columns = [d[0] for d in cur.description]
         found = [dict(zip(columns, row)) for row in cur.fetchall()]
-        for uri in uris:
+        for uri, key in zip(uris, keys):
             for row in found:
-                if row["uri"] == uri:
-                    return row
+                if (row["uri_key"] == key) if key else (row["uri"] == uri and row["uri_key"] is None):
+                    return {**row, "uri": uri}  # the caller's URI, as read: compared, never stored
         return next((row for row in found if fp is not None and row["fingerprint"] == fp), None)
 
     def add_source(self, uri: str, kind: str, **values) -> int:
         source_id = self.con.execute(
             "SELECT coalesce(max(source_id), 0) + 1 FROM sources"
         ).fetchone()[0]
-        values = {"status": "running", "started_at": _now(), **_redacted(values)}
-        uri = redact(uri)
-        cols = ["source_id", "uri", "kind", *values]
+        values = {"status": "running", "started_at": _now(), **_redacted({**values, "uri": uri})}
+        cols = ["source_id", "kind", *values]
         with _writing(self.path):
             self.con.execute(
                 f"INSERT INTO sources ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                [source_id, uri, kind, *values.values()],
+                [source_id, kind, *values.values()],
             )
         return source_id
 

@@ -127,10 +127,14 @@ CONF_SECRETS = {
     "spark.myapp.jdbc.url": "jdbc:postgresql://db/x?user=a&password=LiveJdbcPw04",
     "spark.myapp.endpoint": "https://svc:LiveUserInfo05@api.example.org/v1",
     "spark.myapp.sas": "sv=2020-08-04&sig=LiveSasSig06",
+    "spark.myapp.cache": "redis://:LiveRedisPw10@cache:6379/0",
 }
 DESCRIPTION_SECRET = "LiveJobDescPw07"
 GROUP_SECRET = "LiveJobGroupTok08"
 APP_NAME_SECRET = "LiveAppNameTok09"
+# issue 34: forms that leaked through live capture (a SQL statement's OPTIONS, redis user-info)
+OPTIONS_SECRET = "LiveOptionsPw11"
+REDIS_DESCRIPTION_SECRET = "LiveRedisDesc12"
 
 
 def secrets(workdir: str) -> None:
@@ -147,6 +151,10 @@ def secrets(workdir: str) -> None:
     spark.sparkContext.setJobGroup(f"nightly token={GROUP_SECRET}", "group description")
     spark.sparkContext.setJobDescription(f"nightly load password={DESCRIPTION_SECRET}")
     spark.range(0, 20, 1, 2).write.mode("overwrite").parquet(str(work / "out"))
+    options = f"OPTIONS (path '{work / 'out'}', password '{OPTIONS_SECRET}')"
+    spark.sparkContext.setJobDescription(f"cache redis://:{REDIS_DESCRIPTION_SECRET}@cache:6379 {options}")
+    spark.sql(f"CREATE TEMPORARY VIEW planted USING parquet {options}")
+    spark.sql("SELECT count(*) FROM planted").collect()
     handle.flush()
     handle.detach()
     spark.stop()

@@ -220,13 +220,57 @@ def _write_corpus(root: Path) -> Path:
     return logs
 
 
+# Issue 34: every form a secret was found leaking in, planted into every format's own sample
+# lines (``parsers.FORMATS``: exact source strings), five forms per format, all forms used.
+PLANTED_FORMS = [
+    "password={s}", 'javax.jdo.option.ConnectionPassword="{s}"', "password='{s}'", "redis://:{s}@cache:6379/0",
+    "s3a://AKIDPLANT:{s}/tail@bkt/p", "fs.azure.account.key.acct.dfs.core.windows.net {s}", "TokenError: Token: {s}",
+    '{{"password": "it\'s {s}"}}', "jdbc:oracle:thin:scott/{s}@//db:1521/svc", "OPTIONS (password '{s}')",
+    "ALTER USER bob IDENTIFIED BY {s}", "GET /b/k%3FX-Amz-Signature%3D{s}%26X-Amz-Date%3D1",
+    "referer https://x/?a=1%26password%3D{s}%26b=2", "urlString=https://svc:{s}@api.example.org/v1",
+    "Authorization: Bearer {s}", "fs.s3a.secret.key={s}", "key {s}_backup",
+]
+
+
+def _planted_format_files(root: Path) -> list[tuple[str, Path]]:
+    """One file per format: its samples, each carrying planted forms (a JSON format's in a field)."""
+    from commitsleuth.parsers import FORMATS
+
+    out, n = [], 0
+    directory = root / "formats"
+    directory.mkdir()
+    by_name = {f.name: f for f in FORMATS}
+    for i, fmt in enumerate(FORMATS):
+        # yarn logs wrap other formats' lines: a container's syslog section of MR2 lines
+        inner = by_name["mr2-yarn"] if fmt.name == "yarn-logs" else fmt
+        lines = []
+        for k in range(5):
+            form = PLANTED_FORMS[n % len(PLANTED_FORMS)]
+            secret = f"AKIAPF{i:02d}{k:02d}PLANTEDKEY" if form.startswith("key ") else f"Pf{i:02d}v{k:02d}x"
+            planted = form.format(s=_s(secret))
+            n += 1
+            sample = inner.samples[k % len(inner.samples)].line
+            if sample.startswith("{"):
+                lines.append(json.dumps({**json.loads(sample), "Planted": planted}))
+            else:
+                lines.append(f"{sample} {planted}")
+        if inner is not fmt:
+            lines = [fmt.samples[0].line, "LogType:syslog", "Log Contents:", *lines, "End of LogType:syslog"]
+        path = directory / f"{fmt.name}.log"
+        path.write_text("\n".join(lines) + "\n")
+        out.append((fmt.name, path))
+    return out
+
+
 @pytest.fixture(autouse=True)
 def _no_user_patterns_left_behind():
     yield
     clear_user_patterns()
 
 
-AUDIT_DIR_SECRET = _s("AuditDirTok48")
+# A path segment is masked only where its value is a credential itself (an AWS key id here):
+# a partition column named like a secret (token=…) is not one.
+AUDIT_DIR_SECRET = _s("AKIAAUDITDIRSECRET48")
 
 
 def test_planted_secrets_are_found_nowhere(cli, tmp_path):
@@ -235,6 +279,10 @@ def test_planted_secrets_are_found_nowhere(cli, tmp_path):
     db = tmp_path / "store.duckdb"
     outputs = [cli("ingest", logs, "--db", db, "--redact", r"extra-[0-9]+")]
     assert outputs[0].exit_code in (0, 2), outputs[0].err
+    for name, path in _planted_format_files(tmp_path):  # every format, each read as itself
+        outputs.append(cli("ingest", "-v", path, "--format", name, "--db", db))
+        assert outputs[-1].exit_code in (0, 2) and "skipped" not in outputs[-1].out, (name, outputs[-1].out)
+    secrets = sorted(set(SECRETS))
     outputs.append(cli("ingest", "-v", logs, "--db", tmp_path / "verbose.duckdb"))
     listed = tmp_path / "listed" / f"token={AUDIT_DIR_SECRET}" / "dt=2024-01-10"
     listed.mkdir(parents=True)
@@ -252,7 +300,7 @@ def test_planted_secrets_are_found_nowhere(cli, tmp_path):
     outputs.append(cli("report", "-o", report, "--db", db))
     texts = [o.out + o.err for o in outputs]
     blobs = [p.read_bytes() for p in tmp_path.glob("*.duckdb*")] + [report.read_bytes()]
-    assert len(secrets) >= 40
+    assert len(secrets) >= 80
     found = [s for s in secrets if any(s in t for t in texts) or any(s.encode() in b for b in blobs)]
     assert found == []
     # the planted values did reach the store, masked: the test can fail
@@ -264,6 +312,11 @@ def test_planted_secrets_are_found_nowhere(cli, tmp_path):
             values = [r[0] for r in s.query(f'select distinct "{column}" from {table} where "{column}" is not null')[1]]
             assert not [v for v in values if any(sec in v for sec in secrets)], (table, column)
     assert masked >= 20
+    with Store(db, read_only=True) as s:  # every format's planted lines were read, as events or rejects
+        read = s.query("select count(*) from sources where uri like '%/formats/%' and events + rejected > 0")[1][0][0]
+    from commitsleuth.parsers import FORMATS
+
+    assert read == len(FORMATS)
 
 
 def test_user_redaction_regex_of_spark_conf_is_honoured():

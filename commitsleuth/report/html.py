@@ -32,6 +32,7 @@ from commitsleuth.report.facts import file_facts, json_facts
 from commitsleuth.report.lanes import (PartitionLanes, apps_for, build, duration, format_ts, kind_label, outcome,
                                 rows_for, symbol, tie_files, windows_for)
 from commitsleuth.model import SEVERITIES
+from commitsleuth.redact import redact_user, redact_user_value
 from commitsleuth.store import Store
 
 PAGE_SIZE = 20
@@ -42,7 +43,8 @@ MANY_SOURCES = 30  # above this the full source list is folded away
 
 
 def _e(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    # the user's redaction patterns of this run too: the store got those of its ingest
+    return html.escape("" if value is None else redact_user(str(value)), quote=True)
 
 
 @lru_cache(maxsize=None)
@@ -52,7 +54,7 @@ def _asset(name: str) -> str:
 
 def _json_for_script(data) -> str:
     """JSON safe inside <script>: no '<', '>' or '&' can close the element or open a comment."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=True, default=str)
+    text = json.dumps(redact_user_value(data), separators=(",", ":"), ensure_ascii=True, default=str)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

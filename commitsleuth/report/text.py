@@ -7,6 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Sequence
 
 from commitsleuth.model import SEVERITIES
+from commitsleuth.redact import redact, redact_value
 from commitsleuth.report.escape import printable
 from commitsleuth.store import Store
 
@@ -37,6 +38,7 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
         return "No findings."
     evs, actors = _evidence_of(store, findings)
     index = {id(f): i for i, f in enumerate(findings)}
+    keep = _specs(findings)
     out: list[str] = []
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     for f in findings:
@@ -63,7 +65,7 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
                 out.append(f"    window: {f.window_start} .. {f.window_end}")
             out.append("    evidence:")
             for ev in evs[index[id(f)]]:
-                line = ev.text
+                line = redact(ev.text, keep=keep)  # before it is cut: a cut secret no pattern finds
                 if len(line) > width:
                     line = line[: width - 3] + "..."
                 actor = actors.get(ev.event_id, ev.actor)
@@ -75,8 +77,14 @@ def findings_text(store: Store, findings: list[Finding], *, width: int = 400) ->
     counts = Counter(f.severity for f in findings)
     parts = ", ".join(f"{counts[s]} {s}" for s in reversed(SEVERITIES) if counts[s])
     out.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''} ({parts}).")
-    # every piece above may carry log text (partitions, paths, evidence): none drives the terminal
-    return "\n".join(printable(line, keep_layout=True) for line in out)
+    # every piece above may carry log text (partitions, paths, evidence): all of it through the
+    # redaction layer (the user's patterns of this run too), none of it driving the terminal
+    return "\n".join(printable(redact(line, keep=keep), keep_layout=True) for line in out)
+
+
+def _specs(findings: list[Finding]) -> tuple[str, ...]:
+    """The findings' partition specs: identity, quoted as they are wherever a text names them."""
+    return tuple({f.partition_spec for f in findings if f.partition_spec})
 
 
 def findings_json(store: Store, findings: list[Finding]) -> str:
@@ -98,7 +106,8 @@ def findings_json(store: Store, findings: list[Finding]) -> str:
                 "explanation": f.explanation, "remedy": f.remedy, "detail": f.detail,
             }
         )
-    return json.dumps(items, indent=2, default=str)
+    # the redaction layer over every string (the user's patterns of this run too)
+    return json.dumps(redact_value(items, _specs(findings)), indent=2, default=str)
 
 
 def table_text(columns: Sequence[str], rows: Sequence[Sequence], *, max_width: int = 80) -> str:
