@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import click
 
 from commitsleuth import __version__
-from commitsleuth.errors import CommitsleuthError, IngestInterrupted, UnknownQueryError
+from commitsleuth.errors import CommitsleuthError, IngestInterrupted, QueryFailed, UnknownQueryError
 from commitsleuth.model import SEVERITIES
 from commitsleuth.report.escape import printable, shown
 from commitsleuth.store import DEFAULT_DB, Store, open_waiting, read_errors, removed_unless_filled
@@ -355,9 +355,9 @@ def query(name_or_sql: str | None, list_: bool, fmt: str, db: str) -> int:
             columns, rows = store.query(sql)
         except Exception as exc:  # duckdb's own errors are the user's SQL errors
             # with its hints kept: "Did you mean …", candidate columns, the LINE and its caret
-            # (its LINE echoes the SQL: a control character in it is shown as '?')
-            hint = "\n".join(printable(line) for line in str(exc).splitlines() if line.strip())
-            raise CommitsleuthError(f"query failed: {hint}") from None
+            # (its LINE echoes the SQL: each line escaped on its own, a control character as '?')
+            first, *hints = [line for line in str(exc).splitlines() if line.strip()]
+            raise QueryFailed(f"query failed: {first}", tuple(hints)) from None
     if fmt == "json":
         from commitsleuth.redact import redact_user_value  # this run's patterns (table and CSV: printable)
 
@@ -532,9 +532,12 @@ class _progress:
 _ARG_SPECS: list[str] = []
 
 
-def _error(message: str) -> None:
-    """One ``Error:`` line on stderr; it can quote paths and log text: redacted and escaped."""
+def _error(message: str, hints: tuple[str, ...] = ()) -> None:
+    """One ``Error:`` line on stderr (then any hint lines); it can quote paths and log text:
+    each line redacted and escaped on its own."""
     click.echo(f"Error: {shown(message, tuple(_ARG_SPECS))}", err=True)
+    for line in hints:
+        click.echo(shown(line, tuple(_ARG_SPECS)), err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -560,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     except CommitsleuthError as exc:
         if "--debug" in argv:
             traceback.print_exc()
-        _error(f"{exc}")
+        _error(f"{exc}", getattr(exc, "hints", ()))
         return EXIT_USAGE
     except KeyboardInterrupt:
         click.echo("Error: interrupted", err=True)

@@ -5,6 +5,15 @@ class CommitsleuthError(Exception):
     """Base of every error commitsleuth raises on purpose."""
 
 
+class QueryFailed(CommitsleuthError):
+    """The user's SQL failed; ``hints`` are DuckDB's own lines after the first ("Did you mean …",
+    the LINE and its caret), shown below the ``Error:`` line."""
+
+    def __init__(self, message: str, hints: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.hints = hints
+
+
 class InputError(CommitsleuthError):
     """A path, file or argument the user gave cannot be used."""
 
