@@ -387,3 +387,52 @@ def test_iceberg_missing_manifest_is_named_and_judges_nothing(tmp_path, catalog)
     result = audited(Path(root_of(tbl)), tmp_path)
     assert any(str(manifest) in e.error and "missing" in e.error for e in result.unlisted)
     assert result.findings == []
+
+
+# --- Hudi: Spark-written tables from apache/hudi-rs test data (tests/corpus/lakehouse) ----------
+
+HUDI = Path(__file__).parent / "corpus" / "lakehouse" / "hudi-rs"
+
+
+def hudi_table(tmp_path, name: str) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(HUDI / f"{name}.zip") as z:
+        z.extractall(tmp_path)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("name,instants", [
+    ("v6_simplekeygen_nonhivestyle_overwritetable", ["20240707001301554", "20240707001302376", "20240707001303088"]),
+    ("v8_simplekeygen_nonhivestyle", ["20250713011315930", "20250713011316909"]),
+])
+def test_hudi_timeline_0x_and_1x_are_read_and_healthy(tmp_path, name, instants):
+    table = hudi_table(tmp_path, name)
+    root, fmt = table_root(str(table / ".hoodie"))
+    log, events = read_table(root, fmt)
+    assert fmt.name == "hudi-timeline" and log.problems == []
+    assert [e.detail["version"] for e in events if e.kind == "table_commit"] == instants
+    adds = [e for e in events if e.kind == "table_add"]
+    # every file the commit metadata names is on disk, and its write token names the TID
+    assert adds and all(os.path.exists(e.path) for e in adds)
+    assert all(e.detail["tid"] == int(e.file_name.split("_")[1].split("-")[2]) for e in adds)
+    assert audited(table, tmp_path).findings == []
+
+
+@pytest.mark.parametrize("name,instant", [
+    ("v6_simplekeygen_nonhivestyle_overwritetable", "20240707001302376"),
+    ("v8_simplekeygen_nonhivestyle", "20250713011316909"),
+])
+def test_hudi_instant_that_never_completed_with_files_live(tmp_path, name, instant):
+    """The table as a writer killed before completing its last commit leaves it: the completed
+    instant file absent, requested and inflight present, its base files written."""
+    table = hudi_table(tmp_path, name)
+    timeline = table / ".hoodie" / "timeline" if (table / ".hoodie" / "timeline").is_dir() else table / ".hoodie"
+    done = [p for p in timeline.iterdir() if p.name.startswith(instant) and p.name.endswith(".commit")]
+    assert len(done) == 1
+    done[0].unlink()
+    findings = audited(table, tmp_path).findings
+    assert codes(findings) == ["CS206"]
+    written = sorted(str(p) for p in table.rglob(f"*_{instant}.parquet"))
+    assert sorted(p for f in findings for p in f.detail["paths"]) == written
+    assert all(a.startswith("TID ") for f in findings for a in f.actors)

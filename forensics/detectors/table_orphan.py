@@ -22,6 +22,10 @@ orphans AS (
       AND NOT contains(l.path, '/_change_data/')
       AND l.ts < c.ts - to_microseconds(CAST({retention} * 3600e6 AS BIGINT))
       AND NOT EXISTS (SELECT 1 FROM file_state s WHERE s.location = l.location AND s.path = l.path)
+      -- a Hudi file of an instant on the timeline that never completed is CS206's
+      AND NOT EXISTS (SELECT 1 FROM events h WHERE h.kind = 'table_commit' AND h.location = l.location
+                      AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'
+                      AND h.detail->>'version' = regexp_extract(l.file_name, '_(\\d+)\\.\\w+$', 1))
 )
 SELECT o.location, o.partition_spec, any_value(o.table_name) AS table_name, min(o.ts) AS t0, max(o.ts) AS t1,
        list(o.path ORDER BY o.path) AS paths, sum(o.size) AS bytes,
