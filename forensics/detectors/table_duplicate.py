@@ -30,13 +30,13 @@ twin_groups AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(ts) AS t1,
            list(DISTINCT v ORDER BY v) AS versions, list(path ORDER BY path) AS paths,
            list(event_id ORDER BY event_id) AS evidence,
-           list_distinct(flatten(list({writer}))) AS actors, 'twins' AS how
+           list_sort(list_distinct(flatten(list({writer})))) AS actors, 'twins' AS how
     FROM twins GROUP BY location, partition_spec, k.op, k.part, k.n
     HAVING count(DISTINCT tid) > 1
 )
 SELECT a.location, a.partition_spec, a.table_name, p.ts AS t0, a.ts AS t1,
        [p.v, a.v] AS versions, [a.path] AS paths, [p.event_id, a.event_id] AS evidence,
-       list_distinct({writer_a} || {writer_p}) AS actors,
+       list_sort(list_distinct({writer_a} || {writer_p})) AS actors,
        CASE WHEN a.prev_v = a.v THEN 'same commit' ELSE 'while live' END AS how
 FROM again a JOIN table_files p ON p.event_id = a.prev_event
 UNION ALL

@@ -23,7 +23,7 @@ SELECT g.location, g.partition_spec, any_value(g.table_name) AS table_name,
        min(a.ts) AS t0, max(coalesce(d.ts, a.ts)) AS t1,
        list(DISTINCT g.path ORDER BY g.path) AS paths, list(DISTINCT a.v) AS versions,
        list(DISTINCT g.add_event) || coalesce(list(DISTINCT d.event_id) FILTER (WHERE d.event_id IS NOT NULL), []) AS evidence,
-       coalesce(list(DISTINCT d.who) FILTER (WHERE d.who IS NOT NULL), []) AS actors
+       coalesce(list(DISTINCT d.who ORDER BY d.who) FILTER (WHERE d.who IS NOT NULL), []) AS actors
 FROM gone g JOIN table_files a ON a.event_id = g.add_event
 LEFT JOIN deletes d ON d.gone_path = g.path
 GROUP BY g.location, g.partition_spec

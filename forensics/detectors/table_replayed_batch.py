@@ -20,7 +20,7 @@ WITH stamps AS (
 )
 SELECT location, NULL AS partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(ts) AS t1,
        list(version ORDER BY ts, event_id) AS versions, list(event_id ORDER BY ts, event_id) AS evidence,
-       list_distinct(coalesce(list(app_id) FILTER (WHERE app_id IS NOT NULL), []) || [k1]) AS actors, k1, k2, how
+       list_sort(list_distinct(coalesce(list(app_id) FILTER (WHERE app_id IS NOT NULL), []) || [k1])) AS actors, k1, k2, how
 FROM stamps WHERE k1 IS NOT NULL AND k2 IS NOT NULL
 GROUP BY location, how, k1, k2 HAVING count(DISTINCT event_id) > 1
 ORDER BY location, t0
