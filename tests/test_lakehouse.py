@@ -436,3 +436,75 @@ def test_hudi_instant_that_never_completed_with_files_live(tmp_path, name, insta
     written = sorted(str(p) for p in table.rglob(f"*_{instant}.parquet"))
     assert sorted(p for f in findings for p in f.detail["paths"]) == written
     assert all(a.startswith("TID ") for f in findings for a in f.actors)
+
+
+# --- Delta reading against delta-rs' own reading ------------------------------------------------
+
+def live_from_events(events) -> set[str]:
+    state: dict[str, tuple] = {}
+    for e in events:
+        if e.kind in ("table_add", "table_remove"):
+            key = (e.detail["version"], e.kind == "table_add")
+            if e.path not in state or key >= state[e.path]:
+                state[e.path] = key
+    return {p for p, (_, added) in state.items() if added}
+
+
+def test_delta_live_files_match_delta_rs(tmp_path):
+    table = tmp_path / "t"
+    delta_appends(table)
+    dt = DeltaTable(str(table))
+    dt.optimize.compact()
+    write_deltalake(str(table), ROWS, mode="append", partition_by=["dt"])
+    root, fmt = table_root(str(table))
+    log, events = read_table(root, fmt)
+    assert log.problems == []
+    expected = {str(table / p) for p in (a["path"] for a in add_actions(DeltaTable(str(table))))}
+    assert live_from_events(events) == expected
+    versions = [e.detail["version"] for e in events if e.kind == "table_commit"]
+    assert versions == list(range(DeltaTable(str(table)).version() + 1))
+
+
+def split_checkpoint(table: Path, version: int, parts: int = 2) -> list[Path]:
+    """delta-rs' checkpoint rewritten as the protocol's multi-part checkpoint
+    (N.checkpoint.PPPPPPPPPP.TTTTTTTTTT.parquet, the rows split between the parts)."""
+    import pyarrow.parquet as pq
+
+    single = table / "_delta_log" / f"{version:020d}.checkpoint.parquet"
+    rows = pq.read_table(single)
+    single.unlink()
+    out = []
+    step = -(-rows.num_rows // parts)
+    for i in range(parts):
+        path = table / "_delta_log" / f"{version:020d}.checkpoint.{i + 1:010d}.{parts:010d}.parquet"
+        pq.write_table(rows.slice(i * step, step), path)
+        out.append(path)
+    return out
+
+
+def test_multi_part_checkpoint_stands_in_for_a_cleaned_log(tmp_path):
+    table = tmp_path / "t"
+    delta_appends(table, writers=3)
+    DeltaTable(str(table)).create_checkpoint()
+    expected = {str(table / a["path"]) for a in add_actions(DeltaTable(str(table)))}
+    for v in range(4):
+        os.remove(table / "_delta_log" / f"{v:020d}.json")
+    parts = split_checkpoint(table, 3)
+    root, fmt = table_root(str(table))
+    log, events = read_table(root, fmt)
+    assert log.problems == []  # _last_checkpoint names the single checkpoint: see below
+    assert live_from_events(events) == expected
+    parts[1].unlink()
+    log, events = read_table(root, fmt)
+    assert any("part 2 of 2 is absent" in reason for _, reason in log.problems)
+    assert [e.status for e in events if e.kind == "table_commit"] == ["unreadable"]
+
+
+def test_last_checkpoint_naming_an_absent_checkpoint_is_named(tmp_path):
+    table = tmp_path / "t"
+    delta_appends(table, writers=1)
+    DeltaTable(str(table)).create_checkpoint()
+    (table / "_delta_log" / "00000000000000000001.checkpoint.parquet").unlink()
+    root, fmt = table_root(str(table))
+    log, _ = read_table(root, fmt)
+    assert log.problems == [(str(table / "_delta_log" / "_last_checkpoint"), "points to checkpoint 1, which is absent")]
