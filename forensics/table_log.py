@@ -47,11 +47,17 @@ listed AS (
 audited AS (SELECT DISTINCT location FROM listed)
 """
 
-WRITER = """list_distinct(list_filter([{app}, CASE WHEN {tid} IS NOT NULL THEN 'TID ' || {tid} END], lambda x: x IS NOT NULL))"""
+# A TID the log holds names the Spark attempt itself when the store has that attempt (event
+# log or live capture) in the same application; otherwise it stays ``TID n``.
+WRITER = """list_distinct(list_filter([{app}, CASE WHEN {tid} IS NOT NULL THEN coalesce(
+    (SELECT min(s.label) FROM spark_task_attempts s WHERE s.tid = {tid} AND ({app} IS NULL OR s.app_id = {app})),
+    'TID ' || {tid}) END], lambda x: x IS NOT NULL))"""
 
 
-def writer(app: str = "app_id", tid: str = "tid") -> str:
-    """SQL for a file's writer identities the log holds: spark.app.id and the task's TID."""
+def writer(app: str, tid: str) -> str:
+    """SQL for a file's writer identities the log holds: spark.app.id and the task attempt
+    (its TID, from a Spark-written Iceberg file name or a Hudi write token). ``app`` and
+    ``tid`` must be qualified: spark_task_attempts has columns of the same names."""
     return WRITER.format(app=app, tid=tid)
 
 

@@ -198,15 +198,22 @@ def table_root(path: str) -> tuple[str, TableFormat] | None:
     return None
 
 
+BATCH = 50_000
+
+
+def new_log(root: str, fmt: TableFormat) -> TableLog:
+    table_name = table_from_location(root) or os.path.basename(root.rstrip("/")) or None
+    return TableLog(root, fmt.name, table_name, LogFiles(root))
+
+
 def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
     """Every event of a table's log, and the log's problems."""
-    table_name = table_from_location(root) or os.path.basename(root.rstrip("/")) or None
-    log = TableLog(root, fmt.name, table_name, LogFiles(root))
+    log = new_log(root, fmt)
     events = list(fmt.read(log))
     return log, events
 
 
-def record_table(store, root: str, fmt: TableFormat):
+def record_table(store, root: str, fmt: TableFormat, progress: Callable[[int], None] | None = None):
     """Read a table's log into ``store`` as one source of kind ``table_log``, replacing an
     earlier read of the same table: a re-run stores every event exactly once. Returns the
     ingest's ``SourceResult`` and the (file, reason) of every file that could not be read."""
@@ -219,12 +226,17 @@ def record_table(store, root: str, fmt: TableFormat):
         store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
         store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
     sid = store.add_source(uri, "table_log", format=fmt.name)
-    log, events = read_table(root, fmt)
-    for ev in events:
+    log = new_log(root, fmt)
+    written, batch = 0, []
+    for ev in fmt.read(log):  # written in batches as read: memory flat whatever the log's length
         ev.source_id = sid
-    written = 0
-    for i in range(0, len(events), 50_000):
-        written += store.write_events(events[i:i + 50_000])
+        batch.append(ev)
+        if len(batch) >= BATCH:
+            written += store.write_events(batch)
+            batch = []
+            if progress is not None:
+                progress(written)
+    written += store.write_events(batch)
     reason = None
     if log.problems:
         first_file, first_reason = log.problems[0]

@@ -31,7 +31,7 @@ twin_groups AS (
            list(DISTINCT v ORDER BY v) AS versions, list(path ORDER BY path) AS paths,
            list(event_id ORDER BY event_id) AS evidence,
            list_sort(list_distinct(flatten(list({writer})))) AS actors, 'twins' AS how
-    FROM twins GROUP BY location, partition_spec, k.op, k.part, k.n
+    FROM twins tw GROUP BY location, partition_spec, k.op, k.part, k.n
     HAVING count(DISTINCT tid) > 1
 )
 SELECT a.location, a.partition_spec, a.table_name, p.ts AS t0, a.ts AS t1,
@@ -67,7 +67,7 @@ class TableDuplicateFile(SqlDetector):
 
     @property
     def sql(self) -> str:
-        return _SQL.format(files=TABLE_FILES.strip(), writer=writer(),
+        return _SQL.format(files=TABLE_FILES.strip(), writer=writer("tw.app_id", "tw.tid"),
                            writer_a=writer("a.app_id", "a.tid"), writer_p=writer("p.app_id", "p.tid"))
 
     def summary(self, row: dict) -> str:

@@ -121,6 +121,14 @@ def main(work: Path) -> None:
          "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
                      "summary": "files of two attempts of one Spark task are both live",
                      "detail": {"how": "twins"}}]},
+        {"name": "speculative twins named by their attempts when the event log holds them",
+         "events": twins(("00003", 7), ("00003", 12)) + [
+             {"kind": "attempt_end", "ts": "2024-01-01 09:59:59", "app_id": "app-20240101000000-0001", "stage_id": 1,
+              "stage_attempt": 0, "task_id": "1.3", "attempt_id": f"task 3.{n} in stage 1.0 (TID {tid})",
+              "attempt_no": n, "status": "success" if n == 0 else "killed", "detail": {"tid": tid}}
+             for n, tid in ((0, 7), (1, 12))],
+         "expect": [{"actors": ["app-20240101000000-0001", "task 3.0 in stage 1.0 (TID 7)",
+                                "task 3.1 in stage 1.0 (TID 12)"], "detail": {"how": "twins"}}]},
         {"name": "negative - two tasks' files (two Spark partitions) in one snapshot",
          "events": twins(("00003", 7), ("00004", 8)), "expect": []},
     ])
