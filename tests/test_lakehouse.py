@@ -508,3 +508,28 @@ def test_last_checkpoint_naming_an_absent_checkpoint_is_named(tmp_path):
     root, fmt = table_root(str(table))
     log, _ = read_table(root, fmt)
     assert log.problems == [(str(table / "_delta_log" / "_last_checkpoint"), "points to checkpoint 1, which is absent")]
+
+
+def test_restore_re_adds_a_removed_file_and_is_no_duplicate(tmp_path):
+    """RESTORE adds again the files an overwrite removed: an add after a remove is no duplicate."""
+    table = tmp_path / "t"
+    write_deltalake(str(table), ROWS, partition_by=["dt"])
+    write_deltalake(str(table), ROWS, mode="overwrite", partition_by=["dt"])
+    DeltaTable(str(table)).restore(0)
+    root, fmt = table_root(str(table))
+    _, events = read_table(root, fmt)
+    first = {e.path for e in events if e.kind == "table_add" and e.detail["version"] == 0}
+    assert first <= {e.path for e in events if e.kind == "table_add" and e.detail["version"] == 2}
+    assert audited(table, tmp_path).findings == []
+
+
+def test_change_data_files_are_no_orphans(tmp_path):
+    """A DELETE on a table with the change data feed writes _change_data/ files its cdc actions
+    reference (not add actions)."""
+    table = tmp_path / "t"
+    write_deltalake(str(table), ROWS, partition_by=["dt"], configuration={"delta.enableChangeDataFeed": "true"})
+    write_deltalake(str(table), ROWS, mode="append", partition_by=["dt"])
+    DeltaTable(str(table)).delete("v = 1")
+    assert list(table.rglob("_change_data/*")) or list(table.glob("_change_data/**/*.parquet"))
+    write_deltalake(str(table), ROWS, mode="append", partition_by=["dt"])
+    assert audited(table, tmp_path).findings == []
