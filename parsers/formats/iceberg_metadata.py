@@ -80,6 +80,7 @@ def read(log: TableLog):
                              metadata_file=name, snapshot_id=current, snapshot_kept=current in live_ids,
                              reason=f"a second metadata file of version {version}; the table's log leads through "
                                     f"{', '.join(sorted(set(files) & chain)) or 'neither'}")
+    yield from _gaps(log, latest, latest_name, snapshots, set(metadata))
     manifests_read: set[str] = set()
     for snap_id, (snap, name) in sorted(snapshots.items(), key=lambda kv: (kv[1][0].get("sequence-number") or 0,
                                                                           kv[1][0].get("timestamp-ms") or 0)):
@@ -114,6 +115,27 @@ def read(log: TableLog):
                                 size=data_file.get("file_size_in_bytes"), app_id=summary.get("spark.app.id"),
                                 snapshot_id=owner, content=data_file.get("content") or 0,
                                 records=data_file.get("record_count"), operation=summary.get("operation"))
+
+
+def _gaps(log: TableLog, latest: dict, latest_name: str, snapshots: dict, present: set[str]):
+    """Holes in the chains: a snapshot whose parent no metadata file holds while older
+    snapshots are still there (expiry removes the oldest, never one in the middle), and a
+    metadata file the metadata log names that is absent."""
+    oldest = min((s.get("sequence-number") or 0 for s, _ in snapshots.values()), default=0)
+    for snap_id, (snap, name) in snapshots.items():
+        parent = snap.get("parent-snapshot-id")
+        if parent is None or parent in snapshots or (snap.get("sequence-number") or 0) <= oldest:
+            continue
+        yield log.commit((snap.get("sequence-number") or 1) - 1, millis(snap.get("timestamp-ms")), f"{LOG}/{name}",
+                         status="missing", snapshot_id=parent,
+                         reason=f"snapshot {snap_id} names parent {parent}, which no metadata file holds, "
+                                f"while older snapshots are still there")
+    for entry in latest.get("metadata-log") or []:
+        file = str(entry.get("metadata-file", ""))
+        name = file.rsplit("/", 1)[-1]
+        if name and name not in present and _METADATA.match(name):
+            yield log.commit(_version(name), millis(entry.get("timestamp-ms")), f"{LOG}/{name}", status="missing",
+                             reason=f"the metadata log of {latest_name} names {name}, which is absent")
 
 
 def _entries(log: TableLog, manifest_list: str, seen: set[str], snap_id):
