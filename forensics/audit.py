@@ -24,7 +24,7 @@ from commitsleuth.forensics.detectors import Finding
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
-from commitsleuth.parsers.lakehouse import record_table, table_root
+from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root
 from commitsleuth.store import Store
 
 BATCH = 50_000
@@ -130,12 +130,14 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
         if entry.error:
             unlisted.append(entry)
             continue
-        ev = Event(kind, ts=entry.mtime, source_id=sid, path=entry.path, size=entry.size,
+        # a table's files keyed as its log keys them (file:/x as /x, s3:// as s3a://)
+        path = storage_path(entry.path) if log_dir is not None else entry.path
+        ev = Event(kind, ts=entry.mtime, source_id=sid, path=path, size=entry.size,
                    detail={"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None)
         ev = enrich(ev)
         if log_dir is not None:
             ev.location = root  # the table log keys every file by the table root and its partition
-            if entry.path.startswith(log_dir.rstrip("/") + "/"):
+            if path.startswith(log_dir.rstrip("/") + "/"):
                 ev.detail = {**(ev.detail or {}), "log": True}
         batch.append(ev)
         if len(batch) >= BATCH:
@@ -160,31 +162,39 @@ def audit(store: Store, path: str, *, spark=None) -> AuditResult:
     if _SCHEME.match(path) and not re.match(r"^[a-zA-Z]:[\\/]", path):
         if spark is None:
             spark = _spark_session()
-        entries = walk_hadoop(path, spark)
+        table = _java_errors(path, hadoop_table, path, spark)
+        # a table named by its log directory is listed from its root
+        entries = walk_hadoop(table[0].uri if table else path, spark)
         root = path.rstrip("/")
     else:
         if not os.path.isdir(path):
             raise InputError(f"no such directory: {path}")
         root = os.path.abspath(path)
-        entries = walk_local(root)
+        table = table_root(root)
+        entries = walk_local(table[0] if table else root)
     unlisted: list[Entry] = []
-    table = None if _SCHEME.match(root) else table_root(root)
     kind, log_dir = "file", None
     if table is not None:
         # a Delta/Iceberg/Hudi table: its own log says what committed, not _SUCCESS markers
         _, problems = record_table(store, *table)
         unlisted.extend(Entry(file, False, None, None, error=f"{file}: {reason}") for file, reason in problems)
-        kind, log_dir = "table_file", os.path.join(root, table[1].log_dir)
+        root = table[0] if isinstance(table[0], str) else table[0].root
+        kind, log_dir = "table_file", root.rstrip("/") + "/" + table[1].log_dir
+    n = _java_errors(path, record_listing, store, root, entries, unlisted=unlisted, kind=kind, log_dir=log_dir)
+    return AuditResult(n, analyze(store), unlisted)
+
+
+def _java_errors(path: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a Hadoop FileSystem error (a Py4J Java exception) as InputError."""
     try:
-        n = record_listing(store, root, entries, unlisted=unlisted, kind=kind, log_dir=log_dir)
+        return fn(*args, **kwargs)
     except InputError:
         raise
-    except Exception as exc:  # a Hadoop FileSystem error arrives as a Py4J Java exception
+    except Exception as exc:
         if type(exc).__name__ != "Py4JJavaError":
             raise
         first = str(exc.java_exception.toString()).splitlines()[0]
         raise InputError(f"cannot list {path}: {first}") from None
-    return AuditResult(n, analyze(store), unlisted)
 
 
 def _spark_session():

@@ -72,6 +72,59 @@ class LogFiles:
     def path(self, rel: str) -> str:
         return os.path.join(self.root, rel)
 
+    def read_uri(self, uri: str) -> bytes:
+        """A file the log names by absolute URI (an Iceberg manifest, a manifest list)."""
+        with open(storage_path(uri), "rb") as fh:
+            return fh.read()
+
+
+class HadoopFiles(LogFiles):
+    """The same through a Spark session's Hadoop FileSystem (hdfs://, s3a://, file:…). ``root``
+    is the table's keyed root (``storage_path`` of the qualified URI, as every source keys it);
+    I/O goes to the qualified URI."""
+
+    def __init__(self, uri: str, spark):
+        self.jvm = spark.sparkContext._jvm
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        path = self.jvm.org.apache.hadoop.fs.Path(uri)
+        self.fs = path.getFileSystem(conf)
+        self.uri = self.fs.makeQualified(path).toString().rstrip("/")
+        super().__init__(storage_path(self.uri))
+
+    def _path(self, rel: str):
+        return self.jvm.org.apache.hadoop.fs.Path(f"{self.uri}/{rel}" if rel else self.uri)
+
+    def list(self, rel: str) -> list[tuple[str, int, float]]:
+        try:
+            statuses = self.fs.listStatus(self._path(rel))
+        except Exception:  # a Py4J error: absent or not listable, like os.scandir's OSError
+            return []
+        return sorted((st.getPath().getName(), st.getLen(), st.getModificationTime() / 1000)
+                      for st in statuses if st.isFile())
+
+    def is_dir(self, rel: str) -> bool:
+        try:
+            return bool(self.fs.getFileStatus(self._path(rel)).isDirectory())
+        except Exception:
+            return False
+
+    def _read(self, path) -> bytes:
+        try:
+            stream = self.fs.open(path)
+        except Exception as exc:
+            first = str(getattr(exc, "java_exception", exc)).splitlines()[0]
+            raise FileNotFoundError(first) from None
+        try:
+            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+
+    def read(self, rel: str) -> bytes:
+        return self._read(self._path(rel))
+
+    def read_uri(self, uri: str) -> bytes:
+        return self._read(self.jvm.org.apache.hadoop.fs.Path(uri))
+
 
 @dataclass
 class TableLog:
@@ -180,6 +233,20 @@ def table_formats() -> tuple[TableFormat, ...]:
 LOG_DIRS = ("_delta_log", "metadata", ".hoodie")
 
 
+def hadoop_table(uri: str, spark) -> tuple[LogFiles, TableFormat] | None:
+    """(the table's files, format) when ``uri`` on a Hadoop FileSystem is a table's root or
+    its log directory; else None."""
+    files = HadoopFiles(uri, spark)
+    name = files.uri.rsplit("/", 1)[-1]
+    if name in LOG_DIRS:
+        parent = HadoopFiles(files.uri.rsplit("/", 1)[0], spark)
+        found = next((f for f in table_formats() if f.log_dir == name and f.recognise(parent)), None)
+        if found:
+            return parent, found
+    found = next((f for f in table_formats() if f.recognise(files)), None)
+    return (files, found) if found else None
+
+
 def table_root(path: str) -> tuple[str, TableFormat] | None:
     """(table root, format) when ``path`` is a table's root or its log directory; else None."""
     if re.match(r"^[a-zA-Z][\w+.-]*://", path) or not os.path.isdir(path):
@@ -201,9 +268,10 @@ def table_root(path: str) -> tuple[str, TableFormat] | None:
 BATCH = 50_000
 
 
-def new_log(root: str, fmt: TableFormat) -> TableLog:
-    table_name = table_from_location(root) or os.path.basename(root.rstrip("/")) or None
-    return TableLog(root, fmt.name, table_name, LogFiles(root))
+def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
+    files = root if isinstance(root, LogFiles) else LogFiles(root)
+    table_name = table_from_location(files.root) or os.path.basename(files.root.rstrip("/")) or None
+    return TableLog(files.root, fmt.name, table_name, files)
 
 
 def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
@@ -213,14 +281,14 @@ def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
     return log, events
 
 
-def record_table(store, root: str, fmt: TableFormat, progress: Callable[[int], None] | None = None):
+def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callable[[int], None] | None = None):
     """Read a table's log into ``store`` as one source of kind ``table_log``, replacing an
     earlier read of the same table: a re-run stores every event exactly once. Returns the
     ingest's ``SourceResult`` and the (file, reason) of every file that could not be read."""
     from commitsleuth.ingest.local import SourceResult
     from commitsleuth.redact import redact
 
-    uri = root.rstrip("/") + "/" + fmt.log_dir
+    uri = (root.root if isinstance(root, LogFiles) else root).rstrip("/") + "/" + fmt.log_dir
     for (old,) in store.con.execute("SELECT source_id FROM sources WHERE uri = ? AND kind = 'table_log'",
                                     [redact(uri)]).fetchall():
         store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
@@ -260,5 +328,5 @@ def split_tables(paths) -> tuple[list[tuple[str, TableFormat]], list[str]]:
     return tables, rest
 
 
-__all__ = ["LOG_DIRS", "LogFiles", "TableFormat", "TableLog", "millis", "read_table",
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "hadoop_table", "TableFormat", "TableLog", "millis", "read_table",
            "record_table", "split_tables", "storage_path", "table_formats", "table_root", "writer_of"]

@@ -572,3 +572,46 @@ def test_iceberg_expired_snapshots_are_no_gap(tmp_path, catalog):
     tbl.maintenance.expire_snapshots().by_id(oldest).commit()
     assert oldest not in [s.snapshot_id for s in tbl.refresh().snapshots()]
     assert audited(Path(root_of(tbl)), tmp_path).findings == []
+
+
+def test_audit_of_the_log_directory_lists_the_whole_table(tmp_path):
+    table = tmp_path / "t"
+    write_deltalake(str(table), ROWS, partition_by=["dt"])
+    stray = table / "dt=2024-01-01" / "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet"
+    stray.write_bytes(b"PAR1")
+    os.utime(stray, (1, 1))
+    write_deltalake(str(table), ROWS, mode="append", partition_by=["dt"])
+    assert codes(audited(table / "_delta_log", tmp_path).findings) == ["CS201"]
+
+
+def test_audit_through_a_hadoop_filesystem_reads_the_table_log(tmp_path, spark):
+    """``audit file:///…`` lists and reads the table through Spark's Hadoop FileSystem: a
+    healthy table stays healthy, a killed writer's file is an orphan, keyed like the local read."""
+    table = tmp_path / "t"
+    delta_appends(table, writers=2)
+    DeltaTable(str(table)).optimize.compact()
+    DeltaTable(str(table)).create_checkpoint()
+    with Store(tmp_path / "h.duckdb") as store:
+        result = audit(store, f"file://{table}", spark=spark)
+        assert result.findings == [] and result.unlisted == []
+        stray = table / "dt=2024-01-01" / "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet"
+        stray.write_bytes(b"PAR1")
+        os.utime(stray, (1, 1))
+        result = audit(store, f"file://{table}/_delta_log", spark=spark)
+        assert codes(result.findings) == ["CS201"] and result.findings[0].detail["paths"] == [str(stray)]
+
+
+def test_iceberg_through_a_hadoop_filesystem_reads_the_same_events(tmp_path, spark, catalog):
+    from commitsleuth.parsers.lakehouse import hadoop_table, new_log
+
+    tbl = iceberg_table(catalog)
+    tbl.append(ROWS)
+    tbl.overwrite(ROWS)
+    files, fmt = hadoop_table(tbl.metadata.location + "/metadata", spark)
+    through = list(fmt.read(new_log(files, fmt)))
+    root, fmt = table_root(root_of(tbl))
+    _, local = read_table(root, fmt)
+    assert [(e.kind, e.path, e.partition_spec, e.location) for e in through] == \
+        [(e.kind, e.path, e.partition_spec, e.location) for e in local]
+    with Store(tmp_path / "h.duckdb") as store:
+        assert audit(store, tbl.metadata.location, spark=spark).findings == []

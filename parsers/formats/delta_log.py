@@ -11,6 +11,7 @@ exist is a gap (``status='missing'``); a commit or checkpoint that cannot be rea
 
 from __future__ import annotations
 
+import io
 import re
 
 import orjson
@@ -212,7 +213,7 @@ def _read_checkpoint(log: TableLog, version: int, names: list[str], sizes) -> di
     for name in names:
         rel = f"{LOG}/{name}"
         try:
-            table = pq.read_table(log.files.path(rel))
+            table = pq.read_table(io.BytesIO(log.files.read(rel)))
         except Exception as exc:  # pyarrow raises ArrowInvalid/OSError for truncated files
             log.problem(rel, f"checkpoint not readable: {str(exc).splitlines()[0][:120]}")
             return None

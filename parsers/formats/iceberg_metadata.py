@@ -166,8 +166,7 @@ def _entries(log: TableLog, manifest_list: str, seen: set[str], snap_id):
 def _avro(log: TableLog, uri: str, fastavro) -> list[dict] | None:
     path = log.absolute(uri)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = log.files.read_uri(uri)
         records = list(fastavro.reader(io.BytesIO(data)))
     except FileNotFoundError:
         log.problem(path, "missing: named by the table's metadata but absent")
