@@ -277,6 +277,9 @@ def test_ingest_reads_the_log_as_one_source_with_commit_facts(tmp_path):
     commit = next(r for r in rows if r[0] == "table_commit")
     assert commit[1] == "app-20240101000000-0001"
     assert "hunter2" not in commit[3] and '"operation": "WRITE"' in commit[3]
+    with Store(tmp_path / "s.duckdb") as store:
+        raws = [r[0] for r in store.con.execute("SELECT raw FROM events WHERE raw IS NOT NULL").fetchall()]
+    assert raws and not any("hunter2" in r for r in raws)
 
 
 def test_audit_cli_of_a_healthy_table(tmp_path, capsys):
