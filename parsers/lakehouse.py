@@ -317,16 +317,40 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
 
 
 def split_tables(paths) -> tuple[list[tuple[str, TableFormat]], list[str]]:
-    """Paths naming a table (root or log directory) apart from the rest."""
+    """Paths naming a table (root or log directory) apart from the rest; a directory that
+    holds tables below it stays in the rest, its tables listed too (``inside_tables`` tells
+    which of its files they own)."""
     tables, rest = [], []
     for p in paths:
         found = table_root(p)
         if found is None:
             rest.append(p)
+            if not re.match(r"^[a-zA-Z][\w+.-]*://", p) and os.path.isdir(p):
+                tables.extend(t for t in tables_below(p) if t not in tables)
         elif found not in tables:
             tables.append(found)
     return tables, rest
 
 
-__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "hadoop_table", "TableFormat", "TableLog", "millis", "read_table",
-           "record_table", "split_tables", "storage_path", "table_formats", "table_root", "writer_of"]
+def tables_below(directory: str) -> list[tuple[str, TableFormat]]:
+    """Every table under ``directory`` (not inside another table)."""
+    out = []
+    for top, dirs, _ in os.walk(directory):
+        if any(d in LOG_DIRS for d in dirs):
+            found = table_root(top)
+            if found is not None and found[0] == os.path.abspath(top):
+                out.append(found)
+                dirs[:] = []  # the table's files are its log's, not logs of their own
+                continue
+        dirs.sort()
+    return out
+
+
+def inside_tables(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` lies under one of the table roots."""
+    full = os.path.abspath(path)
+    return any(full.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "hadoop_table", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
+           "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "writer_of"]

@@ -618,3 +618,18 @@ def test_iceberg_through_a_hadoop_filesystem_reads_the_same_events(tmp_path, spa
         [(e.kind, e.path, e.partition_spec, e.location) for e in local]
     with Store(tmp_path / "h.duckdb") as store:
         assert audit(store, tbl.metadata.location, spark=spark).findings == []
+
+
+def test_ingest_of_a_directory_reads_the_tables_below_it_as_tables(tmp_path, catalog):
+    lake = tmp_path / "lake"
+    delta_appends(lake / "events", writers=1)
+    tbl = catalog.create_table("db.w", schema=ROWS.schema, location=f"file://{lake}/ice")
+    tbl.append(ROWS)
+    (lake / "notes.txt").write_text("nothing of ours\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(lake)])
+        rows = store.con.execute("SELECT uri, kind, format, status FROM sources ORDER BY uri").fetchall()
+    assert rows == [(f"{lake}/events/_delta_log", "table_log", "delta-log", "ok"),
+                    (f"{lake}/ice/metadata", "table_log", "iceberg-metadata", "ok"),
+                    (f"{lake}/notes.txt", "file", None, "skipped")]
+    assert not report.failed

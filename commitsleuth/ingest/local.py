@@ -38,7 +38,7 @@ from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, finge
                                   open_lines, peek_lines, same_head)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
-from commitsleuth.parsers.lakehouse import record_table, split_tables
+from commitsleuth.parsers.lakehouse import inside_tables, record_table, split_tables
 
 BATCH = 10_000
 # An ingest commits its batches when they hold this many events (four DuckDB row groups, which
@@ -155,7 +155,8 @@ def ingest(
         report.results.append(record_table(store, root, table_format)[0])
     if not paths:
         return report
-    files = expand_paths(paths)
+    roots = [root for root, _ in tables]
+    files = [f for f in expand_paths(paths) if not inside_tables(str(f), roots)]
     workers = _workers([_size(f) for f in files])
     planned: deque = deque()
     opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
