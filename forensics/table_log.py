@@ -44,7 +44,8 @@ listed AS (
     WHERE kind = 'table_file' AND coalesce(detail->>'dir', 'false') <> 'true'
       AND coalesce(detail->>'log', 'false') <> 'true'
 ),
-audited AS (SELECT DISTINCT location FROM listed)
+-- log files count: a table may have lost every data file
+audited AS (SELECT DISTINCT location FROM events WHERE kind = 'table_file')
 """
 
 # A TID the log holds names the Spark attempt itself when the store has that attempt (event

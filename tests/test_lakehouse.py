@@ -633,3 +633,24 @@ def test_ingest_of_a_directory_reads_the_tables_below_it_as_tables(tmp_path, cat
                     (f"{lake}/ice/metadata", "table_log", "iceberg-metadata", "ok"),
                     (f"{lake}/notes.txt", "file", None, "skipped")]
     assert not report.failed
+
+
+def test_every_data_file_deleted_is_missing(tmp_path):
+    table = tmp_path / "t"
+    write_deltalake(str(table), ROWS, partition_by=["dt"])
+    for p in table.rglob("*.parquet"):
+        p.unlink()
+    findings = audited(table, tmp_path).findings
+    assert codes(findings) == ["CS203", "CS203"]
+    assert [f.partition_spec for f in findings] == ["dt=2024-01-01", "dt=2024-01-02"]
+
+
+def test_files_added_from_outside_the_table_root_are_not_judged_missing(tmp_path, catalog):
+    import pyarrow.parquet as pq
+
+    tbl = catalog.create_table("db.u", schema=ROWS.schema)
+    tbl.append(ROWS)
+    data = tmp_path / "external.parquet"
+    pq.write_table(ROWS, data)
+    tbl.add_files([str(data)])
+    assert audited(Path(root_of(tbl)), tmp_path).findings == []

@@ -12,6 +12,7 @@ WITH {files},
 gone AS (
     SELECT v.* FROM live v
     WHERE v.location IN (SELECT location FROM audited)
+      AND starts_with(v.path, v.location || '/')  -- files outside the root (add_files) were not listed
       AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.location = v.location AND l.path = v.path)
 ),
 deletes AS (
