@@ -3,7 +3,8 @@
 A Delta, Iceberg or Hudi table's log (``parsers/lakehouse.py``) is ``table_commit``,
 ``table_add`` and ``table_remove`` events keyed by the table root (``location``); audit's
 listing of the table is ``table_file`` events. A file is *live* when its last add is later than
-its last remove. A table whose log has a commit that could not be read, or a version missing
+its last remove, counting only the commits on the current lineage (an Iceberg snapshot rolled
+back or on another branch still references its files, but they are not live). A table whose log has a commit that could not be read, or a version missing
 from the chain, has no reliable state: no finding that rests on the state is made for it (the
 gap itself is a finding of CS204).
 """
@@ -19,6 +20,11 @@ table_files AS (
            TRY_CAST(detail->>'version' AS BIGINT) AS v, detail->>'format' AS fmt,
            TRY_CAST(detail->>'tid' AS BIGINT) AS tid
     FROM events WHERE kind IN ('table_add', 'table_remove') AND location IS NOT NULL
+      AND (detail->>'off_lineage') IS NULL  -- rolled back or another branch: not the current state
+),
+referenced AS (  -- every file any commit names, whichever lineage: none of them is an orphan
+    SELECT DISTINCT location, path FROM events
+    WHERE kind IN ('table_add', 'table_remove') AND location IS NOT NULL
 ),
 unreliable AS (
     SELECT DISTINCT location FROM events

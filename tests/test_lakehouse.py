@@ -654,3 +654,19 @@ def test_files_added_from_outside_the_table_root_are_not_judged_missing(tmp_path
     pq.write_table(ROWS, data)
     tbl.add_files([str(data)])
     assert audited(Path(root_of(tbl)), tmp_path).findings == []
+
+
+def test_iceberg_rolled_back_snapshot_files_are_not_live_nor_orphans(tmp_path, catalog):
+    """After rollback_to_snapshot the rolled-back snapshot's files are not in the table: gone
+    from storage they are not missing; still there they are not orphans (a snapshot names them)."""
+    tbl = iceberg_table(catalog)
+    tbl.append(ROWS)
+    kept = tbl.current_snapshot().snapshot_id
+    tbl.append(pa.table({"dt": ["2024-03-01"], "v": [3]}))
+    tbl.manage_snapshots().rollback_to_snapshot(kept).commit()
+    rolled_back = list(Path(root_of(tbl), "data").glob("dt=2024-03-01/*.parquet"))
+    assert rolled_back
+    assert audited(Path(root_of(tbl)), tmp_path, "1.duckdb").findings == []
+    for p in rolled_back:
+        p.unlink()
+    assert audited(Path(root_of(tbl)), tmp_path, "2.duckdb").findings == []

@@ -21,7 +21,7 @@ orphans AS (
       AND NOT regexp_matches(l.file_name, '^[._]')  -- checksums, markers, Hudi log files
       AND NOT contains(l.path, '/_change_data/')
       AND l.ts < c.ts - to_microseconds(CAST({retention} * 3600e6 AS BIGINT))
-      AND NOT EXISTS (SELECT 1 FROM file_state s WHERE s.location = l.location AND s.path = l.path)
+      AND NOT EXISTS (SELECT 1 FROM referenced s WHERE s.location = l.location AND s.path = l.path)
       -- a Hudi file of an instant on the timeline that never completed is CS206's
       AND NOT EXISTS (SELECT 1 FROM events h WHERE h.kind = 'table_commit' AND h.location = l.location
                       AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'

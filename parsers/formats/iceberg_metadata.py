@@ -65,6 +65,7 @@ def read(log: TableLog):
             if isinstance(snap, dict) and snap.get("snapshot-id") is not None:
                 snapshots.setdefault(snap["snapshot-id"], (snap, name))
     live_ids = {s.get("snapshot-id") for s in latest.get("snapshots") or [] if isinstance(s, dict)}
+    off = _off_lineage(latest, snapshots)
     by_version: dict[int, list[str]] = {}
     for name in metadata:
         by_version.setdefault(_version(name), []).append(name)
@@ -93,7 +94,7 @@ def read(log: TableLog):
                      engine=" ".join(filter(None, (summary.get("engine-name"), summary.get("engine-version")))) or None,
                      streaming={"query_id": summary.get(_STREAMING[0]), "epoch_id": summary.get(_STREAMING[1])}
                      if summary.get(_STREAMING[0]) else None,
-                     in_latest=snap_id in live_ids)
+                     in_latest=snap_id in live_ids, off_lineage=True if snap_id in off else None)
         entries = None
         if manifest_list:
             entries = _entries(log, manifest_list, manifests_read, snap_id)
@@ -114,7 +115,24 @@ def read(log: TableLog):
                                 partition_spec=_spec(data_file.get("partition"), specs.get(spec_id)),
                                 size=data_file.get("file_size_in_bytes"), app_id=summary.get("spark.app.id"),
                                 snapshot_id=owner, content=data_file.get("content") or 0,
+                                off_lineage=True if owner in off else None,
                                 records=data_file.get("record_count"), operation=summary.get("operation"))
+
+
+def _off_lineage(latest: dict, snapshots: dict) -> set:
+    """Snapshots not in the current snapshot's ancestry though newer than its oldest known
+    ancestor: rolled back, or on another branch. Their files are referenced (no orphans) but
+    not live in the table's current state."""
+    current = latest.get("current-snapshot-id")
+    if current is None or current == -1 or current not in snapshots:
+        return set()
+    ancestors, node = set(), current
+    while node in snapshots and node not in ancestors:
+        ancestors.add(node)
+        node = snapshots[node][0].get("parent-snapshot-id")
+    floor = min(snapshots[a][0].get("sequence-number") or 0 for a in ancestors)
+    return {sid for sid, (snap, _) in snapshots.items()
+            if sid not in ancestors and (snap.get("sequence-number") or 0) > floor}
 
 
 def _gaps(log: TableLog, latest: dict, latest_name: str, snapshots: dict, present: set[str]):
