@@ -670,3 +670,21 @@ def test_iceberg_rolled_back_snapshot_files_are_not_live_nor_orphans(tmp_path, c
     for p in rolled_back:
         p.unlink()
     assert audited(Path(root_of(tbl)), tmp_path, "2.duckdb").findings == []
+
+
+@pytest.mark.parametrize("name", ["v6_simplekeygen_nonhivestyle_overwritetable", "v8_simplekeygen_nonhivestyle"])
+def test_hudi_cleaned_file_slices_are_not_missing(tmp_path, name):
+    """What Hudi's cleaner deletes: base files of file groups a replacecommit retired and older
+    slices of file groups updated since. Only the latest slice of a live file group is live."""
+    table = hudi_table(tmp_path, name)
+    root, fmt = table_root(str(table))
+    _, events = read_table(root, fmt)
+    retired = {e.path for e in events if e.kind == "table_remove"}
+    assert retired  # the v6 table's overwrite replaced every file group; the v8 table updated one
+    for path in retired:
+        os.remove(path)
+    assert audited(table, tmp_path).findings == []
+    # the latest slice deleted is missing
+    live = sorted({e.path for e in events if e.kind == "table_add"} - retired)
+    os.remove(live[0])
+    assert codes(audited(table, tmp_path, "b.duckdb").findings) == ["CS203"]

@@ -19,6 +19,7 @@ import re
 
 import orjson
 
+from commitsleuth.model import Event
 from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog
 
 LOG = ".hoodie"
@@ -48,6 +49,7 @@ def read(log: TableLog):
             have = instants.get(key)
             if have is None or _STATES[state] > _STATES[have[0]]:
                 instants[key] = (state, f"{rel_dir}/{name}", m["done"])
+    slices: dict[str, Event] = {}  # fileId -> the add of its latest base file
     for (time, action), (state, rel, done) in sorted(instants.items()):
         ts = _instant_ts(time)
         meta = _metadata(log, rel) if state == "completed" else {}
@@ -66,16 +68,34 @@ def read(log: TableLog):
                             rolled_back=meta.get("commitsRollback") or None,
                             deleted_files=deleted or None, engine="hudi")
         yield commit
+        # a file group's new slice supersedes its previous base file, and a replacecommit
+        # (insert overwrite, clustering) retires whole file groups: the cleaner may delete those
+        replaced = [fid for ids in (meta.get("partitionToReplaceFileIds") or {}).values() for fid in ids or []]
+        for fid in replaced:
+            if fid in slices:
+                yield _retire(log, slices.pop(fid), time, ts, "file group replaced")
         for partition, stats in (meta.get("partitionToWriteStats") or {}).items():
             for stat in stats or []:
                 if not isinstance(stat, dict) or not isinstance(stat.get("path"), str):
                     continue
                 spec = partition if "=" in (partition or "") else None
-                yield log.data_file("table_add", time, ts, stat["path"], partition_spec=spec,
+                add = log.data_file("table_add", time, ts, stat["path"], partition_spec=spec,
                                     size=stat.get("totalWriteBytes") or stat.get("fileSizeInBytes"),
                                     hudi_partition=partition or None, prev_commit=stat.get("prevCommit"),
                                     num_writes=stat.get("numWrites"), num_inserts=stat.get("numInserts"),
                                     operation=meta.get("operationType"))
+                fid = stat.get("fileId")
+                if fid and add.file_name and not add.file_name.startswith("."):  # base files, not log files
+                    previous = slices.get(fid)
+                    if previous is not None and previous.path != add.path:
+                        yield _retire(log, previous, time, ts, "superseded by a newer slice")
+                    slices[fid] = add
+                yield add
+
+
+def _retire(log: TableLog, add: Event, time: str, ts, why: str) -> Event:
+    return log.data_file("table_remove", time, ts, add.path, partition_spec=add.partition_spec,
+                         hudi_partition=add.detail.get("hudi_partition"), reason=why)
 
 
 def _instant_ts(time: str):
