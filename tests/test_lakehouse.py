@@ -17,19 +17,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 
 from commitsleuth.cli import main
-from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.audit import audit
 from commitsleuth.ingest import ingest
 from commitsleuth.parsers.lakehouse import read_table, table_root
 from commitsleuth.store import Store
 
-deltalake = pytest.importorskip("deltalake")
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake  # noqa: E402
-
 ROWS = pa.table({"dt": ["2024-01-01", "2024-01-02"], "v": [1, 2]})
-LAKE_CODES = ("CS201", "CS202", "CS203", "CS204", "CS205", "CS206")
 
 
 def codes(findings) -> list[str]:
@@ -293,7 +289,6 @@ def test_audit_cli_of_a_healthy_table(tmp_path, capsys):
 
 @pytest.fixture
 def catalog(tmp_path):
-    pytest.importorskip("pyiceberg")
     from pyiceberg.catalog.sql import SqlCatalog
 
     cat = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
