@@ -683,3 +683,47 @@ def test_hudi_cleaned_file_slices_are_not_missing(tmp_path, name):
     live = sorted({e.path for e in events if e.kind == "table_add"} - retired)
     os.remove(live[0])
     assert codes(audited(table, tmp_path, "b.duckdb").findings) == ["CS203"]
+
+
+def test_iceberg_streaming_epoch_committed_twice_is_a_replay(tmp_path, catalog):
+    """Spark's Iceberg streaming sink stamps each snapshot with its query and epoch
+    (spark.sql.streaming.queryId / epochId); the same stamp twice is one batch committed twice."""
+    tbl = iceberg_table(catalog)
+    stamp = {"spark.sql.streaming.queryId": "6f1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "spark.app.id": "app-20240101000000-0002"}
+    for epoch in ("0", "1", "1"):
+        tbl.append(ROWS, snapshot_properties={**stamp, "spark.sql.streaming.epochId": epoch})
+    findings = audited(Path(root_of(tbl)), tmp_path).findings
+    assert codes(findings) == ["CS205"]
+    assert findings[0].detail["stamp"] == [stamp["spark.sql.streaming.queryId"], "1"]
+    assert findings[0].detail["versions"] == ["2", "3"]
+    assert "app-20240101000000-0002" in findings[0].actors
+
+
+def test_iceberg_streaming_epochs_once_each_are_no_replay(tmp_path, catalog):
+    tbl = iceberg_table(catalog)
+    for epoch in ("0", "1", "2"):
+        tbl.append(ROWS, snapshot_properties={"spark.sql.streaming.queryId": "q-1", "spark.sql.streaming.epochId": epoch})
+    assert audited(Path(root_of(tbl)), tmp_path).findings == []
+
+
+@pytest.mark.parametrize("name", ["v6_simplekeygen_nonhivestyle_overwritetable", "v8_simplekeygen_nonhivestyle"])
+def test_hudi_speculative_twin_of_a_committed_base_file(tmp_path, name):
+    """A second attempt of one task wrote the same file group and instant under another write
+    token, and both files stayed (apache/hudi#9615): the committed file copied under the
+    token a speculative attempt (same partition and stage, another TID) would use."""
+    import shutil as sh
+
+    table = hudi_table(tmp_path, name)
+    root, fmt = table_root(str(table))
+    _, events = read_table(root, fmt)
+    last = max(e.detail["version"] for e in events if e.kind == "table_add")
+    committed = next(e for e in events if e.kind == "table_add" and e.detail["version"] == last)
+    file_id, token, rest = committed.file_name.split("_", 2)
+    part, stage, tid = token.split("-")
+    twin = Path(committed.path).with_name(f"{file_id}_{part}-{stage}-{int(tid) + 1000}_{rest}")
+    sh.copy(committed.path, twin)
+    findings = audited(table, tmp_path).findings
+    assert codes(findings) == ["CS202"]
+    assert findings[0].detail["how"] == "twins"
+    assert sorted(findings[0].detail["paths"]) == sorted([committed.path, str(twin)])
+    assert findings[0].actors == sorted([f"TID {tid}", f"TID {int(tid) + 1000}"])

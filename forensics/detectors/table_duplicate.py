@@ -33,6 +33,23 @@ twin_groups AS (
            list_sort(list_distinct(flatten(list({writer})))) AS actors, 'twins' AS how
     FROM twins tw GROUP BY location, partition_spec, k.op, k.part, k.n
     HAVING count(DISTINCT tid) > 1
+),
+-- Hudi: two base files of one file group and instant, two write tokens (two attempts of one
+-- task), on storage after the instant completed (apache/hudi#9615)
+hudi_listed AS (
+    SELECT l.*, regexp_extract(l.file_name, '^([\\w-]+?)_(\\d+-\\d+-(\\d+))_(\\d+)\\.\\w+$',
+                               ['fid', 'token', 'tid', 'instant']) AS k
+    FROM listed l WHERE regexp_matches(l.file_name, '^[\\w-]+?_\\d+-\\d+-\\d+_\\d+\\.\\w+$')
+),
+hudi_twins AS (
+    SELECT h.location, h.partition_spec, any_value(h.table_name), min(h.ts), max(h.ts),
+           [TRY_CAST(h.k.instant AS BIGINT)], list(h.path ORDER BY h.path), list(h.event_id ORDER BY h.path),
+           list_sort(list_distinct(list('TID ' || h.k.tid))), 'twins'
+    FROM hudi_listed h
+    WHERE EXISTS (SELECT 1 FROM events c WHERE c.kind = 'table_commit' AND c.location = h.location
+                  AND c.status = 'completed' AND c.detail->>'version' = h.k.instant)
+    GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.fid, h.k.instant
+    HAVING count(DISTINCT h.k.token) > 1
 )
 SELECT a.location, a.partition_spec, a.table_name, p.ts AS t0, a.ts AS t1,
        [p.v, a.v] AS versions, [a.path] AS paths, [p.event_id, a.event_id] AS evidence,
@@ -41,6 +58,8 @@ SELECT a.location, a.partition_spec, a.table_name, p.ts AS t0, a.ts AS t1,
 FROM again a JOIN table_files p ON p.event_id = a.prev_event
 UNION ALL
 SELECT * FROM twin_groups
+UNION ALL
+SELECT * FROM hudi_twins
 ORDER BY location, partition_spec, t1
 """
 
@@ -50,7 +69,8 @@ class TableDuplicateFile(SqlDetector):
 
     Symptom: the table's log adds a path that is already live (no remove in between), adds it
     twice in one commit, or keeps the files of two attempts of one Spark task (same partition,
-    operation and file number, two TIDs) both live.
+    operation and file number, two TIDs) both live; or two base files of one Hudi file group
+    and completed instant, with two write tokens, are both on storage.
     Cause: a retried or replayed commit that re-added files (delta-io/delta#3784), Iceberg
     ``add_files`` run twice or with ``check_duplicate_files=False`` (iceberg-python#2130), or a
     speculative attempt whose output was committed next to the original's (apache/hudi#9615).

@@ -22,6 +22,10 @@ orphans AS (
       AND NOT contains(l.path, '/_change_data/')
       AND l.ts < c.ts - to_microseconds(CAST({retention} * 3600e6 AS BIGINT))
       AND NOT EXISTS (SELECT 1 FROM referenced s WHERE s.location = l.location AND s.path = l.path)
+      -- a Hudi twin (a second write token of a file group and instant the log holds) is CS202's
+      AND NOT EXISTS (SELECT 1 FROM table_files a WHERE a.location = l.location AND a.kind = 'table_add'
+                      AND a.file_name <> l.file_name
+                      AND regexp_replace(a.file_name, '_\\d+-\\d+-\\d+_', '_') = regexp_replace(l.file_name, '_\\d+-\\d+-\\d+_', '_'))
       -- a Hudi file of an instant on the timeline that never completed is CS206's
       AND NOT EXISTS (SELECT 1 FROM events h WHERE h.kind = 'table_commit' AND h.location = l.location
                       AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'
