@@ -104,12 +104,13 @@ def test_stale_handle_overwrite_lets_a_concurrent_append_survive(tmp_path):
     write_deltalake(str(table), ROWS, mode="append", partition_by=["dt"])
     write_deltalake(stale, ROWS, mode="overwrite", partition_by=["dt"])
     findings = audited(table, tmp_path).findings
-    assert codes(findings) == ["CS204"]
-    f = findings[0]
-    assert f.detail["how"] == "stale overwrite" and f.detail["versions"] == ["1", "2"]
+    assert codes(findings) == ["CS204", "CS204"]  # one per partition the append wrote
+    assert [f.partition_spec for f in findings] == ["dt=2024-01-01", "dt=2024-01-02"]
+    assert all(f.detail["how"] == "stale overwrite" and f.detail["versions"] == ["1", "2"] for f in findings)
     appended = {a["path"] for a in add_actions(DeltaTable(str(table), version=1))} - \
                {a["path"] for a in add_actions(DeltaTable(str(table), version=0))}
-    assert sorted(p.rsplit("/", 1)[-1] for p in f.detail["paths"]) == sorted(p.rsplit("/", 1)[-1] for p in appended)
+    survivors = [p for f in findings for p in f.detail["paths"]]
+    assert sorted(p.rsplit("/", 1)[-1] for p in survivors) == sorted(p.rsplit("/", 1)[-1] for p in appended)
 
 
 def test_replayed_txn_is_one_batch_committed_twice_and_names_the_app(tmp_path):

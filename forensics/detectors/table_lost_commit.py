@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector
+from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.table_log import TABLE_FILES
 
 # Three shapes of one failure: a version missing from the chain (Delta N.json absent between
@@ -33,7 +33,7 @@ twice AS (
 ),
 stale AS (  -- a full overwrite removes every file live before it: one that survives it was
             -- added by a commit the overwrite's writer never saw (a stale snapshot)
-    SELECT c.location, NULL, c.table_name, min(a.ts), c.ts, [c.event_id] || list(DISTINCT a.event_id),
+    SELECT c.location, a.partition_spec, c.table_name, min(a.ts), c.ts, [c.event_id] || list(DISTINCT a.event_id),
            [min(a.v)::VARCHAR, c.detail->>'version'], list(DISTINCT a.path ORDER BY a.path),
            CASE WHEN c.app_id IS NOT NULL THEN [c.app_id] ELSE [] END, 'stale overwrite',
            'full overwrite at version ' || (c.detail->>'version')
@@ -46,10 +46,10 @@ stale AS (  -- a full overwrite removes every file live before it: one that surv
       AND c.location NOT IN (SELECT location FROM unreliable)
       AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location
                       AND r.path = a.path AND r.v > a.v AND r.v <= TRY_CAST(c.detail->>'version' AS BIGINT))
-    GROUP BY c.event_id, c.location, c.table_name, c.ts, c.detail, c.app_id
+    GROUP BY c.event_id, c.location, a.partition_spec, c.table_name, c.ts, c.detail, c.app_id
 )
 SELECT * FROM gaps UNION ALL SELECT * FROM twice UNION ALL SELECT * FROM stale
-ORDER BY location, t0
+ORDER BY location, t0, partition_spec
 """
 
 
@@ -83,7 +83,7 @@ class TableLostCommit(SqlDetector):
         if how == "written twice":
             return f"{row['versions'][0]} of {row['location']} was written twice ({row['reason']})"
         n = len(row["paths"])
-        return (f"full overwrite at version {row['versions'][1]} left {n} file{'s' if n != 1 else ''} live that "
+        return (f"full overwrite at version {row['versions'][1]} left {n} file{'s' if n != 1 else ''} live in {where(row)} that "
                 f"version {row['versions'][0]} added (a concurrent commit its stale snapshot never saw): "
                 f"{', '.join(p.rsplit('/', 1)[-1] for p in row['paths'][:5])}")
 
