@@ -45,6 +45,7 @@ class LogFiles:
 
     def __init__(self, root: str):
         self.root = root
+        self.bytes_read = 0  # what a progress bar advances by
 
     def list(self, rel: str) -> list[tuple[str, int, float]]:
         """(name, size, mtime) of the plain files in ``rel``; [] when it is not a directory."""
@@ -67,7 +68,9 @@ class LogFiles:
 
     def read(self, rel: str) -> bytes:
         with open(os.path.join(self.root, rel), "rb") as fh:
-            return fh.read()
+            data = fh.read()
+        self.bytes_read += len(data)
+        return data
 
     def path(self, rel: str) -> str:
         return os.path.join(self.root, rel)
@@ -75,7 +78,9 @@ class LogFiles:
     def read_uri(self, uri: str) -> bytes:
         """A file the log names by absolute URI (an Iceberg manifest, a manifest list)."""
         with open(storage_path(uri), "rb") as fh:
-            return fh.read()
+            data = fh.read()
+        self.bytes_read += len(data)
+        return data
 
 
 class HadoopFiles(LogFiles):
@@ -115,9 +120,11 @@ class HadoopFiles(LogFiles):
             first = str(getattr(exc, "java_exception", exc)).splitlines()[0]
             raise FileNotFoundError(first) from None
         try:
-            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+            data = bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
         finally:
             stream.close()
+        self.bytes_read += len(data)
+        return data
 
     def read(self, rel: str) -> bytes:
         return self._read(self._path(rel))
@@ -265,7 +272,7 @@ def table_root(path: str) -> tuple[str, TableFormat] | None:
     return None
 
 
-BATCH = 50_000
+BATCH = 20_000
 
 
 def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
@@ -281,7 +288,8 @@ def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
     return log, events
 
 
-def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callable[[int], None] | None = None):
+def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callable[[int], None] | None = None,
+                 on_events: Callable[[int], None] | None = None):
     """Read a table's log into ``store`` as one source of kind ``table_log``, replacing an
     earlier read of the same table: a re-run stores every event exactly once. Returns the
     ingest's ``SourceResult`` and the (file, reason) of every file that could not be read."""
@@ -295,16 +303,26 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
         store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
     sid = store.add_source(uri, "table_log", format=fmt.name)
     log = new_log(root, fmt)
-    written, batch = 0, []
+    written, batch, shown = 0, [], 0
+
+    def flush(batch: list) -> int:
+        # ingest's progress callbacks: bytes of the log read, events stored (a long log shows a bar)
+        nonlocal shown
+        n = store.write_events(batch)
+        if progress is not None:
+            progress(log.files.bytes_read - shown)
+            shown = log.files.bytes_read
+        if on_events is not None:
+            on_events(n)
+        return n
+
     for ev in fmt.read(log):  # written in batches as read: memory flat whatever the log's length
         ev.source_id = sid
         batch.append(ev)
         if len(batch) >= BATCH:
-            written += store.write_events(batch)
+            written += flush(batch)
             batch = []
-            if progress is not None:
-                progress(written)
-    written += store.write_events(batch)
+    written += flush(batch)
     reason = None
     if log.problems:
         first_file, first_reason = log.problems[0]

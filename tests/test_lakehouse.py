@@ -728,3 +728,14 @@ def test_hudi_speculative_twin_of_a_committed_base_file(tmp_path, name):
     assert findings[0].detail["how"] == "twins"
     assert sorted(findings[0].detail["paths"]) == sorted([committed.path, str(twin)])
     assert findings[0].actors == sorted([f"TID {tid}", f"TID {int(tid) + 1000}"])
+
+
+def test_ingest_of_a_table_reports_progress_in_bytes_and_events(tmp_path):
+    table = tmp_path / "t"
+    delta_appends(table, writers=2)
+    advanced, counted = [], []
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(table)], progress=advanced.append, on_events=counted.append)
+    log_bytes = sum(p.stat().st_size for p in (table / "_delta_log").glob("*.json"))
+    assert sum(advanced) == log_bytes
+    assert sum(counted) == report.events > 0

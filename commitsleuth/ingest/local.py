@@ -152,7 +152,7 @@ def ingest(
     # a Delta/Iceberg/Hudi table (its root or log directory) is read as one table log
     tables, paths = split_tables(list(paths))
     for root, table_format in tables:
-        report.results.append(record_table(store, root, table_format)[0])
+        report.results.append(record_table(store, root, table_format, progress, on_events)[0])
     if not paths:
         return report
     roots = [root for root, _ in tables]
