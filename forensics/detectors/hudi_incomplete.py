@@ -27,7 +27,7 @@ hudi_files AS (
 incomplete AS (
     SELECT f.location, f.partition_spec, i.table_name, i.ts AS t0, max(f.ts) AS t1,
            [i.event_id] || list(f.event_id ORDER BY f.path) AS evidence, list(f.path ORDER BY f.path) AS paths,
-           list(DISTINCT 'TID ' || f.tid) AS actors, i.instant, i.status, 'incomplete' AS how
+           list(DISTINCT 'TID ' || f.tid ORDER BY 'TID ' || f.tid) AS actors, i.instant, i.status, 'incomplete' AS how
     FROM hudi_files f JOIN instants i ON i.location = f.location AND i.instant = f.instant
     WHERE i.status IN ('requested', 'inflight') AND i.action IN ('commit', 'deltacommit', 'replacecommit')
       AND NOT EXISTS (SELECT 1 FROM rolled_back r WHERE r.location = i.location AND r.instant = i.instant)
@@ -35,7 +35,7 @@ incomplete AS (
 ),
 leftovers AS (
     SELECT f.location, f.partition_spec, i.table_name, i.ts, max(f.ts), [i.event_id] || list(f.event_id),
-           list(f.path ORDER BY f.path), list(DISTINCT 'TID ' || f.tid), i.instant, i.status, 'rollback leftover'
+           list(f.path ORDER BY f.path), list(DISTINCT 'TID ' || f.tid ORDER BY 'TID ' || f.tid), i.instant, i.status, 'rollback leftover'
     FROM instants i, unnest(CAST(i.detail->'deleted_files' AS VARCHAR[])) AS d(deleted)
     JOIN hudi_files f ON f.location = i.location AND (f.path = d.deleted OR ends_with(d.deleted, '/' || f.file_name))
     WHERE i.action = 'rollback' AND i.status = 'completed'

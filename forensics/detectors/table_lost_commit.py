@@ -27,7 +27,7 @@ log_writes AS (
 twice AS (
     SELECT regexp_replace(p, '/(_delta_log|metadata|\\.hoodie)/[^/]+$', '') AS location, NULL,
            NULL, min(ts), max(ts), list(event_id ORDER BY ts), [regexp_extract(p, '([^/]+)$', 1)], [p],
-           list(DISTINCT who) FILTER (WHERE who IS NOT NULL), 'written twice',
+           coalesce(list(DISTINCT who ORDER BY who) FILTER (WHERE who IS NOT NULL), []), 'written twice',
            'the storage records ' || count(*) || ' writes of one commit file'
     FROM log_writes GROUP BY p HAVING count(*) > 1
 ),

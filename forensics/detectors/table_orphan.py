@@ -33,7 +33,7 @@ orphans AS (
 )
 SELECT o.location, o.partition_spec, any_value(o.table_name) AS table_name, min(o.ts) AS t0, max(o.ts) AS t1,
        list(o.path ORDER BY o.path) AS paths, sum(o.size) AS bytes,
-       list(DISTINCT regexp_extract(o.file_name, '^\\d{{5}}-(\\d+)-[0-9a-f-]{{36}}-\\d{{5}}', 1)) AS tids,
+       list_sort(list(DISTINCT regexp_extract(o.file_name, '^\\d{{5}}-(\\d+)-[0-9a-f-]{{36}}-\\d{{5}}', 1))) AS tids,
        list(o.event_id ORDER BY o.path) || coalesce(any_value(u.ids), []) AS evidence,
        any_value(u.paths) AS staged
 FROM orphans o LEFT JOIN uncommitted u ON u.location = o.location
