@@ -55,6 +55,10 @@ KINDS = {
     "fs_context": "a storage call kept as context: attribute changes, refused calls, the trash emptier",
     "fs_read": "one storage read (only with ingest --keep-reads)",
     "fs_reads": "storage reads counted per (principal, call, hour); size holds the count",
+    "table_commit": "a Delta version, Iceberg snapshot or Hudi instant in a table format's own log",
+    "table_add": "a table format's log added a data file (Delta add, Iceberg ADDED entry, Hudi write stat)",
+    "table_remove": "a table format's log removed a data file (Delta remove, Iceberg DELETED entry)",
+    "table_file": "a file under a Delta, Iceberg or Hudi table seen by audit's listing",
 }
 
 SEVERITIES = ("low", "medium", "high", "critical")

@@ -24,6 +24,7 @@ from commitsleuth.forensics.detectors import Finding
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
+from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root
 from commitsleuth.store import Store
 
 BATCH = 50_000
@@ -110,9 +111,12 @@ def walk_hadoop(uri: str, spark) -> Iterator[Entry]:
 
 def record_listing(store: Store, root: str, entries: Iterator[Entry],
                    progress: Callable[[int], None] | None = None,
-                   unlisted: list[Entry] | None = None) -> int:
+                   unlisted: list[Entry] | None = None, kind: str = "file",
+                   log_dir: str | None = None) -> int:
     """Write a listing into ``store`` as one inventory source (replacing an earlier listing of it).
-    Entries that could not be read go to ``unlisted`` and make the source ``partial``."""
+    Entries that could not be read go to ``unlisted`` and make the source ``partial``.
+    ``kind='table_file'`` lists a Delta/Iceberg/Hudi table: its log judges it, not the Hive
+    directory detectors; files under ``log_dir`` are marked ``detail.log``."""
     unlisted = [] if unlisted is None else unlisted
     for (old,) in store.con.execute(
         "SELECT source_id FROM sources WHERE uri = ? AND kind = 'inventory'", [root]
@@ -126,9 +130,16 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
         if entry.error:
             unlisted.append(entry)
             continue
-        ev = Event("file", ts=entry.mtime, source_id=sid, path=entry.path, size=entry.size,
+        # a table's files keyed as its log keys them (file:/x as /x, s3:// as s3a://)
+        path = storage_path(entry.path) if log_dir is not None else entry.path
+        ev = Event(kind, ts=entry.mtime, source_id=sid, path=path, size=entry.size,
                    detail={"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None)
-        batch.append(enrich(ev))
+        ev = enrich(ev)
+        if log_dir is not None:
+            ev.location = root  # the table log keys every file by the table root and its partition
+            if path.startswith(log_dir.rstrip("/") + "/"):
+                ev.detail = {**(ev.detail or {}), "log": True}
+        batch.append(ev)
         if len(batch) >= BATCH:
             written += store.write_events(batch)
             batch = []
@@ -151,24 +162,39 @@ def audit(store: Store, path: str, *, spark=None) -> AuditResult:
     if _SCHEME.match(path) and not re.match(r"^[a-zA-Z]:[\\/]", path):
         if spark is None:
             spark = _spark_session()
-        entries = walk_hadoop(path, spark)
+        table = _java_errors(path, hadoop_table, path, spark)
+        # a table named by its log directory is listed from its root
+        entries = walk_hadoop(table[0].uri if table else path, spark)
         root = path.rstrip("/")
     else:
         if not os.path.isdir(path):
             raise InputError(f"no such directory: {path}")
         root = os.path.abspath(path)
-        entries = walk_local(root)
+        table = table_root(root)
+        entries = walk_local(table[0] if table else root)
     unlisted: list[Entry] = []
+    kind, log_dir = "file", None
+    if table is not None:
+        # a Delta/Iceberg/Hudi table: its own log says what committed, not _SUCCESS markers
+        _, problems = record_table(store, *table)
+        unlisted.extend(Entry(file, False, None, None, error=f"{file}: {reason}") for file, reason in problems)
+        root = table[0] if isinstance(table[0], str) else table[0].root
+        kind, log_dir = "table_file", root.rstrip("/") + "/" + table[1].log_dir
+    n = _java_errors(path, record_listing, store, root, entries, unlisted=unlisted, kind=kind, log_dir=log_dir)
+    return AuditResult(n, analyze(store), unlisted)
+
+
+def _java_errors(path: str, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; a Hadoop FileSystem error (a Py4J Java exception) as InputError."""
     try:
-        n = record_listing(store, root, entries, unlisted=unlisted)
+        return fn(*args, **kwargs)
     except InputError:
         raise
-    except Exception as exc:  # a Hadoop FileSystem error arrives as a Py4J Java exception
+    except Exception as exc:
         if type(exc).__name__ != "Py4JJavaError":
             raise
         first = str(exc.java_exception.toString()).splitlines()[0]
         raise InputError(f"cannot list {path}: {first}") from None
-    return AuditResult(n, analyze(store), unlisted)
 
 
 def _spark_session():

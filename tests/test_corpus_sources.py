@@ -24,6 +24,10 @@ CORPUS_FORMATS = {
     "eagle/hbase-auditlog/securityAuditLog": None,  # HBase's AccessController audit, not ours
     "eagle/hdfs-auditlog/securityAuditLog": "hdfs-audit",
     "eagle/mr-history/job_1479206441898_508949-1481299030929-testhistory.jhist": "mr-jobhistory",
+    "lakehouse.NOTICE": None,
+    "lakehouse/hudi-rs/v6_simplekeygen_nonhivestyle_overwritetable.zip": None,  # a table, unzipped by test_lakehouse
+    "lakehouse/hudi-rs/v8_simplekeygen_nonhivestyle.zip": None,
+    "lakehouse/make_cases.py": None,
     "loghub/HDFS_2k.log": None,
     "loghub/Hadoop_2k.log": "mr2-yarn",
     "loghub/LICENSE": None,

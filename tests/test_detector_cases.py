@@ -74,7 +74,11 @@ def load_case(store: Store, root: Path, case: dict) -> dict[int, str]:
     labels = {}
     if case.get("events"):
         first = store.next_event_id()
-        store.write_events([case_event(e) for e in case["events"]])
+        # ``{root}`` in an event stands for the directory the case's files are written to (a
+        # table's root, whose listing the events are)
+        events = [{k: v.replace("{root}", str(root)) if isinstance(v, str) else v for k, v in e.items()}
+                  for e in case["events"]]
+        store.write_events([case_event(e) for e in events])
         labels = {first + i: f"events:{i + 1}" for i in range(len(case["events"]))}
     return labels
 

@@ -38,6 +38,7 @@ from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, finge
                                   open_lines, peek_lines, same_head)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
+from commitsleuth.parsers.lakehouse import inside_tables, record_table, split_tables
 
 BATCH = 10_000
 # An ingest commits its batches when they hold this many events (four DuckDB row groups, which
@@ -147,8 +148,15 @@ def ingest(
     checkpoint with ``IngestInterrupted`` (a store write failing raises ``StoreWriteError``).
     Either way the file's source stays ``running`` and the same call continues it."""
     fmt_forced = get_format(format_name) if format_name else None
-    files = expand_paths(paths)
     report = IngestReport()
+    # a Delta/Iceberg/Hudi table (its root or log directory) is read as one table log
+    tables, paths = split_tables(list(paths))
+    for root, table_format in tables:
+        report.results.append(record_table(store, root, table_format, progress, on_events)[0])
+    if not paths:
+        return report
+    roots = [root for root, _ in tables]
+    files = [f for f in expand_paths(paths) if not inside_tables(str(f), roots)]
     workers = _workers([_size(f) for f in files])
     planned: deque = deque()
     opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation

@@ -12,6 +12,12 @@ from commitsleuth.forensics.detectors.multiple_writers import MultipleWriters
 from commitsleuth.forensics.detectors.partial_output import PartialOutput
 from commitsleuth.forensics.detectors.racing_loaders import RacingLoaders
 from commitsleuth.forensics.detectors.same_name_overwrite import SameNameOverwrite
+from commitsleuth.forensics.detectors.table_orphan import TableOrphanFile
+from commitsleuth.forensics.detectors.table_duplicate import TableDuplicateFile
+from commitsleuth.forensics.detectors.table_missing import TableMissingFile
+from commitsleuth.forensics.detectors.table_lost_commit import TableLostCommit
+from commitsleuth.forensics.detectors.table_replayed_batch import TableReplayedBatch
+from commitsleuth.forensics.detectors.hudi_incomplete import HudiIncompleteInstant
 
 DETECTORS: tuple[type[Detector], ...] = (
     DoubleCommit,
@@ -25,6 +31,13 @@ DETECTORS: tuple[type[Detector], ...] = (
     ManifestMismatch,
     LeftoverTemp,
     EmptyPartition,
+    # table formats' own logs (Delta, Iceberg, Hudi)
+    TableMissingFile,
+    TableLostCommit,
+    TableDuplicateFile,
+    TableReplayedBatch,
+    TableOrphanFile,
+    HudiIncompleteInstant,
 )
 
 __all__ = ["DETECTORS", "Detector", "Finding", "SqlDetector", "severity_rank"]

@@ -1,0 +1,374 @@
+"""Table formats' own commit logs (Delta Lake, Iceberg, Hudi) read as sources.
+
+A table log is not a text log: it is a directory of commit files (``_delta_log/``,
+``metadata/``, ``.hoodie/``). Each format is a small module in ``parsers/formats/`` declaring a
+``TableFormat`` (its name, its log directory, how to recognise a table and how to read its log)
+and listed once in ``TABLE_FORMATS`` below, next to the text formats' registry.
+
+What a read yields, whatever the format:
+
+- ``table_commit``: one per version, snapshot or instant. ``detail`` holds the format, the
+  version, its parent / read version, operation and parameters, isolation level, engine, the
+  ``txn`` (appId, version) or streaming (queryId, epochId), the snapshot summary; ``app_id``
+  is ``spark.app.id`` when the log names it; ``status`` is ``completed`` (or Hudi's
+  ``requested``/``inflight``, or ``unreadable`` for a commit file that could not be read).
+- ``table_add`` / ``table_remove``: one per data file a commit added or removed, keyed by the
+  table root (``location``) and the partition its log names, as every other source keys it.
+
+A file that cannot be read is a problem naming the file and the reason; the rest of the table
+is still read, and the source is ``partial``. Every text goes through the redaction layer when
+the events are written (``model.events_to_arrow``), operation parameters and userMetadata too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+from urllib.parse import unquote
+
+from commitsleuth.forensics.paths import normalize_spec, resolve, split_scheme, table_from_location
+from commitsleuth.model import Event
+
+# Spark names a V2 (Iceberg) data file partitionId-TID-operationId-fileCount
+_ICEBERG_SPARK_FILE = re.compile(r"^(?P<part>\d{5})-(?P<tid>\d+)-(?P<op>[0-9a-f-]{36})-(?P<count>\d{5})(?:-[\w-]+)?\.")
+# Hudi base file {fileId}_{writeToken}_{instant}.parquet, writeToken partitionId-stageId-TID
+_HUDI_FILE = re.compile(r"^(?P<file_id>[\w-]+?)_(?P<part>\d+)-(?P<stage>\d+)-(?P<tid>\d+)_(?P<instant>\d+)\.\w+$")
+# Hudi log file .{fileId}_{baseInstant}.log.{version}_{writeToken}
+_HUDI_LOG = re.compile(r"^\.(?P<file_id>[\w-]+?)_(?P<instant>\d+)\.log\.\d+_(?P<part>\d+)-(?P<stage>\d+)-(?P<tid>\d+)$")
+
+
+class LogFiles:
+    """A table's files on local disk, by path relative to its root."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.bytes_read = 0  # what a progress bar advances by
+
+    def list(self, rel: str) -> list[tuple[str, int, float]]:
+        """(name, size, mtime) of the plain files in ``rel``; [] when it is not a directory."""
+        out = []
+        try:
+            entries = list(os.scandir(os.path.join(self.root, rel)))
+        except OSError:
+            return []
+        for e in entries:
+            try:
+                if e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    out.append((e.name, st.st_size, st.st_mtime))
+            except OSError:
+                out.append((e.name, -1, 0.0))
+        return sorted(out)
+
+    def is_dir(self, rel: str) -> bool:
+        return os.path.isdir(os.path.join(self.root, rel))
+
+    def read(self, rel: str) -> bytes:
+        with open(os.path.join(self.root, rel), "rb") as fh:
+            data = fh.read()
+        self.bytes_read += len(data)
+        return data
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
+
+    def read_uri(self, uri: str) -> bytes:
+        """A file the log names by absolute URI (an Iceberg manifest, a manifest list)."""
+        with open(storage_path(uri), "rb") as fh:
+            data = fh.read()
+        self.bytes_read += len(data)
+        return data
+
+
+class HadoopFiles(LogFiles):
+    """The same through a Spark session's Hadoop FileSystem (hdfs://, s3a://, file:…). ``root``
+    is the table's keyed root (``storage_path`` of the qualified URI, as every source keys it);
+    I/O goes to the qualified URI."""
+
+    def __init__(self, uri: str, spark):
+        self.jvm = spark.sparkContext._jvm
+        conf = spark.sparkContext._jsc.hadoopConfiguration()
+        path = self.jvm.org.apache.hadoop.fs.Path(uri)
+        self.fs = path.getFileSystem(conf)
+        self.uri = self.fs.makeQualified(path).toString().rstrip("/")
+        super().__init__(storage_path(self.uri))
+
+    def _path(self, rel: str):
+        return self.jvm.org.apache.hadoop.fs.Path(f"{self.uri}/{rel}" if rel else self.uri)
+
+    def list(self, rel: str) -> list[tuple[str, int, float]]:
+        try:
+            statuses = self.fs.listStatus(self._path(rel))
+        except Exception:  # a Py4J error: absent or not listable, like os.scandir's OSError
+            return []
+        return sorted((st.getPath().getName(), st.getLen(), st.getModificationTime() / 1000)
+                      for st in statuses if st.isFile())
+
+    def is_dir(self, rel: str) -> bool:
+        try:
+            return bool(self.fs.getFileStatus(self._path(rel)).isDirectory())
+        except Exception:
+            return False
+
+    def _read(self, path) -> bytes:
+        try:
+            stream = self.fs.open(path)
+        except Exception as exc:
+            first = str(getattr(exc, "java_exception", exc)).splitlines()[0]
+            raise FileNotFoundError(first) from None
+        try:
+            data = bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+        self.bytes_read += len(data)
+        return data
+
+    def read(self, rel: str) -> bytes:
+        return self._read(self._path(rel))
+
+    def read_uri(self, uri: str) -> bytes:
+        return self._read(self.jvm.org.apache.hadoop.fs.Path(uri))
+
+
+@dataclass
+class TableLog:
+    """One read of a table's log: the events, and the files that could not be read."""
+
+    root: str
+    format: str
+    table_name: str | None
+    files: LogFiles
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    files_read: int = 0
+
+    def problem(self, rel: str, reason: str) -> None:
+        self.problems.append((self.files.path(rel) if not _absolute(rel) else rel, reason))
+
+    def commit(self, version, ts: dt.datetime | None, rel: str, *, status: str = "completed",
+               app_id: str | None = None, **facts) -> Event:
+        """The ``table_commit`` event of one version (snapshot, instant)."""
+        detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
+        return Event("table_commit", ts=ts, path=rel if _absolute(rel) else self.files.path(rel),
+                     location=self.root, table_name=self.table_name, app_id=app_id, status=status,
+                     detail=detail)
+
+    def data_file(self, kind: str, version, ts: dt.datetime | None, path: str, *,
+                  partition_spec: str | None = None, size: int | None = None,
+                  app_id: str | None = None, **facts) -> Event:
+        """A ``table_add`` or ``table_remove`` of one data file: ``path`` relative to the table
+        root (percent-encoded, as Delta writes it) or an absolute URI."""
+        full = self.absolute(path)
+        info = resolve(full)
+        spec = normalize_spec(partition_spec) if partition_spec else info.partition_spec
+        detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
+        detail.update(writer_of(info.file_name or ""))
+        return Event(kind, ts=ts, path=full, location=self.root, table_name=self.table_name,
+                     partition_spec=spec, file_name=info.file_name, file_task=info.file_task,
+                     file_attempt=info.file_attempt, write_uuid=info.write_uuid, size=size,
+                     app_id=app_id, detail=detail)
+
+    def absolute(self, path: str) -> str:
+        """A log's file reference as the path every other source uses for it."""
+        if _absolute(path) or re.match(r"^[a-zA-Z][\w+.-]*:", path):
+            return storage_path(path)
+        return self.root.rstrip("/") + "/" + unquote(path)
+
+
+def storage_path(uri: str) -> str:
+    """``file:/x`` and ``file:///x`` as the local path ``/x``; ``s3://b/k`` as ``s3a://b/k``."""
+    if uri.startswith("file:"):
+        rest = uri[5:]
+        if rest.startswith("//"):
+            rest = rest[2:]
+            rest = rest[rest.index("/"):] if "/" in rest else "/"
+        return unquote(rest)
+    prefix, rest = split_scheme(uri)
+    return prefix + rest
+
+
+def writer_of(file_name: str) -> dict:
+    """The writer a data file's name holds: Spark's TID in an Iceberg file name, Hudi's
+    write token (partitionId-stageId-TID) and instant."""
+    m = _ICEBERG_SPARK_FILE.match(file_name)
+    if m:
+        return {"tid": int(m["tid"]), "spark_partition": int(m["part"]), "operation_id": m["op"]}
+    m = _HUDI_FILE.match(file_name) or _HUDI_LOG.match(file_name)
+    if m:
+        return {"tid": int(m["tid"]), "stage_id": int(m["stage"]), "spark_partition": int(m["part"]),
+                "file_id": m["file_id"], "instant": m["instant"]}
+    return {}
+
+
+def _absolute(path: str) -> bool:
+    return path.startswith("/") or bool(re.match(r"^[a-zA-Z][\w+.-]*://", path))
+
+
+def millis(ms) -> dt.datetime | None:
+    """Epoch milliseconds as a naive UTC datetime (None for nothing or nonsense)."""
+    try:
+        return dt.datetime.fromtimestamp(int(ms) / 1000, dt.timezone.utc).replace(tzinfo=None)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class TableFormat:
+    """One table format: its log directory, how a table of it is recognised and how its log is
+    read (``read(log) -> Iterator[Event]``, problems recorded on ``log``)."""
+
+    name: str
+    description: str
+    log_dir: str
+    recognise: Callable[[LogFiles], bool]
+    read: Callable[[TableLog], Iterator[Event]]
+
+
+def _formats() -> tuple[TableFormat, ...]:
+    from commitsleuth.parsers.formats import delta_log, hudi_timeline, iceberg_metadata
+
+    return (delta_log.FORMAT, iceberg_metadata.FORMAT, hudi_timeline.FORMAT)
+
+
+def table_formats() -> tuple[TableFormat, ...]:
+    """The one list of table formats (``TABLE_FORMATS``)."""
+    return _formats()
+
+
+LOG_DIRS = ("_delta_log", "metadata", ".hoodie")
+
+
+def hadoop_table(uri: str, spark) -> tuple[LogFiles, TableFormat] | None:
+    """(the table's files, format) when ``uri`` on a Hadoop FileSystem is a table's root or
+    its log directory; else None."""
+    files = HadoopFiles(uri, spark)
+    name = files.uri.rsplit("/", 1)[-1]
+    if name in LOG_DIRS:
+        parent = HadoopFiles(files.uri.rsplit("/", 1)[0], spark)
+        found = next((f for f in table_formats() if f.log_dir == name and f.recognise(parent)), None)
+        if found:
+            return parent, found
+    found = next((f for f in table_formats() if f.recognise(files)), None)
+    return (files, found) if found else None
+
+
+def table_root(path: str) -> tuple[str, TableFormat] | None:
+    """(table root, format) when ``path`` is a table's root or its log directory; else None."""
+    if re.match(r"^[a-zA-Z][\w+.-]*://", path) or not os.path.isdir(path):
+        return None
+    path = os.path.abspath(path)
+    candidates = [path]
+    if os.path.basename(path) in LOG_DIRS:
+        candidates.insert(0, os.path.dirname(path))
+    for root in candidates:
+        files = LogFiles(root)
+        for fmt in table_formats():
+            if (os.path.basename(path) in LOG_DIRS and root != path and os.path.basename(path) != fmt.log_dir):
+                continue
+            if fmt.recognise(files):
+                return root, fmt
+    return None
+
+
+BATCH = 20_000
+
+
+def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
+    files = root if isinstance(root, LogFiles) else LogFiles(root)
+    table_name = table_from_location(files.root) or os.path.basename(files.root.rstrip("/")) or None
+    return TableLog(files.root, fmt.name, table_name, files)
+
+
+def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
+    """Every event of a table's log, and the log's problems."""
+    log = new_log(root, fmt)
+    events = list(fmt.read(log))
+    return log, events
+
+
+def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callable[[int], None] | None = None,
+                 on_events: Callable[[int], None] | None = None):
+    """Read a table's log into ``store`` as one source of kind ``table_log``, replacing an
+    earlier read of the same table: a re-run stores every event exactly once. Returns the
+    ingest's ``SourceResult`` and the (file, reason) of every file that could not be read."""
+    from commitsleuth.ingest.local import SourceResult
+    from commitsleuth.redact import redact
+
+    uri = (root.root if isinstance(root, LogFiles) else root).rstrip("/") + "/" + fmt.log_dir
+    for (old,) in store.con.execute("SELECT source_id FROM sources WHERE uri = ? AND kind = 'table_log'",
+                                    [redact(uri)]).fetchall():
+        store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
+        store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
+    sid = store.add_source(uri, "table_log", format=fmt.name)
+    log = new_log(root, fmt)
+    written, batch, shown = 0, [], 0
+
+    def flush(batch: list) -> int:
+        # ingest's progress callbacks: bytes of the log read, events stored (a long log shows a bar)
+        nonlocal shown
+        n = store.write_events(batch)
+        if progress is not None:
+            progress(log.files.bytes_read - shown)
+            shown = log.files.bytes_read
+        if on_events is not None:
+            on_events(n)
+        return n
+
+    for ev in fmt.read(log):  # written in batches as read: memory flat whatever the log's length
+        ev.source_id = sid
+        batch.append(ev)
+        if len(batch) >= BATCH:
+            written += flush(batch)
+            batch = []
+    written += flush(batch)
+    reason = None
+    if log.problems:
+        first_file, first_reason = log.problems[0]
+        more = f" and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
+        reason = f"{first_file}: {first_reason}{more}"
+    status = "partial" if log.problems else "ok"
+    store.update_source(sid, status=status, reason=reason, events=written, lines=log.files_read,
+                        rejected=len(log.problems), finished_at=dt.datetime.now().replace(microsecond=0))
+    return SourceResult(uri, status, fmt.name, written, log.files_read, len(log.problems), reason, sid), log.problems
+
+
+def split_tables(paths) -> tuple[list[tuple[str, TableFormat]], list[str]]:
+    """Paths naming a table (root or log directory) apart from the rest; a directory that
+    holds tables below it stays in the rest, its tables listed too (``inside_tables`` tells
+    which of its files they own)."""
+    tables, rest = [], []
+    for p in paths:
+        found = table_root(p)
+        if found is None:
+            rest.append(p)
+            if not re.match(r"^[a-zA-Z][\w+.-]*://", p) and os.path.isdir(p):
+                tables.extend(t for t in tables_below(p) if t not in tables)
+        elif found not in tables:
+            tables.append(found)
+    return tables, rest
+
+
+def tables_below(directory: str) -> list[tuple[str, TableFormat]]:
+    """Every table under ``directory`` (not inside another table)."""
+    out = []
+    for top, dirs, _ in os.walk(directory):
+        if any(d in LOG_DIRS for d in dirs):
+            found = table_root(top)
+            if found is not None and found[0] == os.path.abspath(top):
+                out.append(found)
+                dirs[:] = []  # the table's files are its log's, not logs of their own
+                continue
+        dirs.sort()
+    return out
+
+
+def inside_tables(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` lies under one of the table roots."""
+    full = os.path.abspath(path)
+    return any(full.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "hadoop_table", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
+           "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "writer_of"]
