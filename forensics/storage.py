@@ -9,8 +9,10 @@ Storage events come from the ``hdfs-audit`` and ``s3-access`` formats: their ``d
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from commitsleuth.forensics.detectors.base import Finding
+if TYPE_CHECKING:  # detectors import this module: a runtime import would be circular
+    from commitsleuth.forensics.detectors.base import Finding
 
 # CS101's storage arm: one application's (or, on S3, one job's) attempts, named by the caller
 # context or the S3A audit Referer, that created or published the same final path. Paths inside a temp or staging layer
