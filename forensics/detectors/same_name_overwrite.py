@@ -19,7 +19,7 @@ _SQL = """
 WITH queries AS (  -- a line's query: the last one its thread (or its threadless log) started
     SELECT source_id, coalesce(thread, '') AS thread, ts, line_no, query_id, raw, event_id AS cmd_event,
            -- the file the command names: LOAD DATA [LOCAL] INPATH '<path>' (Driver's 'Starting command: …')
-           nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\s+DATA\s+(?:LOCAL\s+)?INPATH\s+''([^'']+)''', 1),
+           nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+''([^'']+)''', 1),
                                  '([^/]+)/*$', 1), '') AS cmd_file
     FROM events
     WHERE kind = 'query_start' AND ts IS NOT NULL

@@ -1,0 +1,178 @@
+-- Issue 30: one fact model for partitions, files and attempts, built from every source
+-- (docs/schema.md, "Fact model"). Views only: they stay right as events arrive, and the plain
+-- duckdb shell sees them. Detectors read these facts, not one source's shape.
+
+-- partition_values of 0005, and more: a values-only spec (the metastore audit's t[v1,v2], or a
+-- Hive 3 add_partition whose values came from the get_partition… line before it) takes its key
+-- names from the table's partition columns as any other source shows them (a path, a Hive log,
+-- a listing), also when no source spells out that very partition with keys.
+CREATE OR REPLACE VIEW partition_values AS
+WITH specs AS (
+    SELECT DISTINCT coalesce(e.table_name, l.table_name) AS part_table, e.partition_spec
+    FROM events e
+    LEFT JOIN (SELECT location, min(table_name) AS table_name FROM table_locations GROUP BY location) l
+      ON e.table_name IS NULL AND l.location = e.location
+    WHERE e.partition_spec LIKE '%=%'
+),
+known AS (
+    SELECT part_table, partition_spec,
+           '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
+                                                 lambda x: split_part(x, '=', 2)), ',') || ']' AS vals
+    FROM specs WHERE part_table IS NOT NULL
+),
+columns_seen AS (  -- a table's partition columns, as its k=v specs name them (the most often seen)
+    SELECT part_table, arg_max(cols, n) AS cols FROM (
+        SELECT part_table, list_transform(string_split(partition_spec, '/'), lambda x: split_part(x, '=', 1)) AS cols,
+               count(*) AS n
+        FROM known GROUP BY ALL)
+    GROUP BY part_table
+),
+bare AS (
+    SELECT DISTINCT table_name AS part_table, partition_spec AS vals,
+           string_split(partition_spec[2:-2], ',') AS vs
+    FROM events WHERE partition_spec LIKE '[%]' AND table_name IS NOT NULL
+)
+SELECT part_table, partition_spec, vals FROM known
+UNION ALL
+SELECT b.part_table,
+       array_to_string(list_transform(list_zip(c.cols, b.vs), lambda kv: kv[1] || '=' || kv[2]), '/'),
+       b.vals
+FROM bare b JOIN columns_seen c ON c.part_table = b.part_table AND len(c.cols) = len(b.vs)
+WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.part_table = b.part_table AND k.vals = b.vals);
+
+-- spark_task_attempts of 0018, with the attempts whose end was never seen (killed after their
+-- speculative copy won, lost with their executor, still running when the record stops): such an
+-- attempt is its start, status 'no end seen', finished NULL. One row per (app_id, stage_id,
+-- stage_attempt, attempt_id): its first end, else its first start.
+CREATE OR REPLACE VIEW spark_task_attempts AS
+SELECT a.event_id, a.app_id, sj.job_id, sj.execution_id,
+       x.write_command, x.write_location, x.write_table, x.write_partition, x.write_format, x.write_mode,
+       a.stage_id, a.stage_attempt, TRY_CAST(split_part(a.task_id, '.', 2) AS INTEGER) AS task_index,
+       a.attempt_no, TRY_CAST(a.detail->>'tid' AS BIGINT) AS tid, a.executor_id, a.host,
+       a.speculative, CASE WHEN a.kind = 'attempt_end' THEN a.status ELSE 'no end seen' END AS status,
+       a.detail->>'reason' AS end_reason,
+       coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS launched,
+       CASE WHEN a.kind = 'attempt_end' THEN a.ts END AS finished, a.attempt_id AS label
+FROM events a
+LEFT JOIN spark_stage_jobs sj ON sj.app_id = a.app_id AND sj.stage_id = a.stage_id
+LEFT JOIN spark_executions x ON x.app_id = a.app_id AND x.execution_id = sj.execution_id
+WHERE a.kind IN ('attempt_end', 'attempt_start') AND a.stage_id IS NOT NULL AND a.app_id IS NOT NULL
+  AND a.task_id LIKE '%.%'
+  AND a.event_id IN (SELECT coalesce(min(event_id) FILTER (WHERE kind = 'attempt_end'), min(event_id)) FROM events
+                     WHERE kind IN ('attempt_end', 'attempt_start') AND stage_id IS NOT NULL AND app_id IS NOT NULL
+                       AND task_id LIKE '%.%'
+                     GROUP BY app_id, stage_id, stage_attempt, attempt_id);
+
+-- file_attempts of 0018, with a tie to an attempt that has no end seen.
+CREATE OR REPLACE VIEW file_attempts AS
+WITH files AS (
+    SELECT event_id, ts, app_id, query_id, location, partition_spec, file_name, file_task,
+           file_attempt, coalesce(target_path, path) AS p, write_uuid, stage_id, stage_attempt, task_id
+    FROM events
+    WHERE kind IN ('file', 'file_create', 'rename') AND coalesce(target_path, path) IS NOT NULL
+      AND (attempt_id IS NULL OR task_id LIKE 'TID %')
+),
+staged AS (  -- the UUID of a .spark-staging dir must be the one in the file's own name
+    SELECT *, CASE WHEN contains(p, '/.spark-staging-')  -- the cheap test spares the regexp on other paths
+                   THEN regexp_extract(p, '/\.spark-staging-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/', 1)
+                   ELSE '' END AS staging_uuid
+    FROM files WHERE write_uuid IS NOT NULL AND file_task IS NOT NULL
+),
+uuids AS (
+    SELECT * EXCLUDE (staging_uuid), CASE WHEN staging_uuid <> '' THEN 'spark_staging' ELSE 'spark_part' END AS rule
+    FROM staged WHERE staging_uuid = '' OR staging_uuid = write_uuid
+),
+-- a write-job UUID to its SQL execution: a live listing of that write tagged files of the UUID
+-- with the execution, else the executions writing the location (of the listing's application
+-- when it names one); the attempts' own windows below hold the file's time (a tie through a
+-- listing outranks one inferred from times)
+listed AS (
+    SELECT DISTINCT write_uuid, app_id, query_id AS execution_id
+    FROM uuids WHERE query_id IS NOT NULL AND app_id IS NOT NULL
+),
+spans AS (
+    SELECT DISTINCT write_uuid, location, app_id FROM uuids
+),
+windowed AS (
+    SELECT DISTINCT s.write_uuid, x.app_id, x.execution_id
+    FROM spans s JOIN spark_executions x
+      ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)
+),
+uuid_exec AS (
+    SELECT write_uuid, app_id, execution_id, 'listing' AS how FROM listed
+    UNION ALL
+    SELECT write_uuid, app_id, execution_id, 'inferred' FROM windowed
+),
+-- the few executions found first, then their attempts, keyed by UUID and index in one value
+-- (so the planner cannot join every file to every attempt of its index first)
+exec_attempts AS (
+    SELECT x.write_uuid || '/' || a.task_index AS uuid_index, x.how, a.event_id AS attempt_event, a.label,
+           a.launched, a.finished
+    FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id
+),
+hadoop AS (
+    SELECT *, regexp_extract(p, '/_temporary/[0-9]+/_temporary/(attempt_[0-9]+_([0-9]+)_[mr]_([0-9]+)_([0-9]+))/',
+                             ['id', 'job', 'task', 'n']) AS hid
+    FROM files WHERE contains(p, '/_temporary/')
+),
+ties AS (
+    SELECT f.event_id, f.file_name, f.partition_spec, 'hive_name' AS rule, 'named' AS how,
+           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label
+    FROM files f JOIN spark_task_attempts a
+      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt
+     AND a.task_index = TRY_CAST(f.file_task AS INTEGER)
+     AND f.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND
+    WHERE f.file_attempt IS NOT NULL AND f.write_uuid IS NULL AND f.app_id IS NOT NULL
+    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest
+    UNION ALL
+    -- a Hive-style name whose attempt has no end seen (killed after its speculative copy won):
+    -- it was running from its launch on, when no attempt with an end holds the file's time
+    SELECT f.event_id, f.file_name, f.partition_spec, 'hive_name', 'named', a.event_id, 'spark_attempt', a.label
+    FROM files f JOIN spark_task_attempts a
+      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt
+     AND a.task_index = TRY_CAST(f.file_task AS INTEGER)
+     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)
+    WHERE f.file_attempt IS NOT NULL AND f.write_uuid IS NULL AND f.app_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM spark_task_attempts b
+                      WHERE b.app_id = f.app_id AND b.attempt_no = f.file_attempt
+                        AND b.task_index = TRY_CAST(f.file_task AS INTEGER)
+                        AND f.ts BETWEEN date_trunc('second', b.launched) AND b.finished + INTERVAL 1 SECOND)
+    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)
+    UNION ALL
+    SELECT u.event_id, u.file_name, u.partition_spec, u.rule, a.how, a.attempt_event, 'spark_attempt', a.label
+    FROM uuids u JOIN exec_attempts a
+      ON a.uuid_index = u.write_uuid || '/' || TRY_CAST(u.file_task AS INTEGER)
+     AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND
+    UNION ALL
+    SELECT h.event_id, h.file_name, h.partition_spec, 'hadoop_attempt', 'named', m.event_id, 'hadoop_attempt', m.attempt_id
+    FROM hadoop h JOIN (SELECT attempt_id, min(event_id) AS event_id FROM events
+                        WHERE attempt_id IN (SELECT hid.id FROM hadoop) GROUP BY attempt_id) m
+      ON m.attempt_id = h.hid.id
+    WHERE h.hid.id <> ''
+    UNION ALL
+    SELECT h.event_id, h.file_name, h.partition_spec, 'hadoop_attempt', 'named', a.event_id, 'spark_attempt', a.label
+    FROM hadoop h JOIN spark_task_attempts a
+      ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)
+     AND a.task_index = TRY_CAST(h.hid.task AS INTEGER)
+     AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))
+    WHERE h.hid.id <> ''
+    QUALIFY a.tid = TRY_CAST(h.hid.n AS BIGINT) OR count(*) FILTER (WHERE a.tid = TRY_CAST(h.hid.n AS BIGINT))
+                                               OVER (PARTITION BY h.event_id) = 0
+    UNION ALL
+    SELECT f.event_id, f.file_name, f.partition_spec, 'caller_context', 'named', a.event_id, 'spark_attempt', a.label
+    FROM files f JOIN spark_task_attempts a
+      ON a.app_id = f.app_id AND a.stage_id = f.stage_id AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt
+     AND 'TID ' || a.tid = f.task_id
+    WHERE f.task_id LIKE 'TID %'
+),
+-- one row per (file, attempt); a tie the name or path states outranks one through the UUID's
+-- execution, which outranks one from time windows
+ranked AS (
+    SELECT *, CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank FROM ties
+    QUALIFY row_number() OVER (PARTITION BY event_id, attempt_event ORDER BY how_rank, rule) = 1
+),
+best AS (
+    SELECT * EXCLUDE (how_rank) FROM ranked
+    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)
+)
+SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
