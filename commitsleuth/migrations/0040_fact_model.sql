@@ -176,3 +176,157 @@ best AS (
     QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)
 )
 SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
+
+-- file_fates: every data file that reached a final location (not a temp or staging layer, not a
+-- marker such as _SUCCESS), how it got there, and what happened to it later: the first removal
+-- (a delete or trash move of the file, or of its partition directory or table directory on a
+-- filesystem; an object store's directory marker removes no object) and the first later write
+-- of the same path by another record (an overwrite). Its own view so detectors read the fates
+-- without the attempt ties file_lineage adds.
+CREATE VIEW file_fates AS
+WITH arrived AS (
+    SELECT e.event_id, e.ts, e.kind, coalesce(e.target_path, e.path) AS path, e.part_table AS table_name,
+           e.part_location AS location, e.part_spec AS partition_spec, e.file_name,
+           CASE WHEN e.kind = 'file' THEN 'seen in a listing'
+                WHEN e.kind = 'rename' AND contains(e.path, '/_temporary/') THEN 'commit of a task or job (rename out of _temporary)'
+                WHEN e.kind = 'rename' AND contains(e.path, '/.spark-staging-') THEN 'commit of a job (rename out of .spark-staging)'
+                WHEN e.kind = 'rename' AND regexp_matches(e.path, '/(\.hive-staging|_tmp\.|_task_tmp\.|-ext-[0-9])') THEN 'Hive move out of its staging directory'
+                WHEN e.kind = 'rename' THEN 'rename into place'
+                WHEN e.detail->>'cmd' = 'REST.COPY.OBJECT' THEN 'copy'
+                WHEN e.detail->>'cmd' = 'REST.POST.UPLOAD' THEN 'multipart completion'
+                ELSE 'direct create' END AS how,
+           e.attempt_id, e.app_id, e.job_id, e.query_id, e.thread, e.host, e.actor,
+           e.detail->>'user' AS user, e.detail->>'proxy' AS proxy, e.detail->>'ip' AS ip,
+           e.detail->>'storage' AS storage
+    FROM partition_events e
+    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp
+      AND e.part_location IS NOT NULL AND e.ts IS NOT NULL
+      AND NOT (e.file_name LIKE '\_%' ESCAPE '\' OR e.file_name LIKE '.%')  -- markers and hidden files hold no rows
+      AND coalesce(e.status, 'ok') <> 'failed'
+),
+removals AS (
+    SELECT r.event_id, r.ts, r.part_location AS location, r.part_spec AS partition_spec, r.file_name,
+           CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how
+    FROM partition_events r
+    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp
+      -- a directory marker's delete (an object store key ending in '/') removes no object under it
+      AND NOT (r.file_name IS NULL AND r.detail->>'storage' = 's3')
+),
+removed AS (
+    SELECT a.event_id, arg_min(r.event_id, r.ts) AS removed_event
+    FROM arrived a JOIN removals r
+      ON r.location = a.location AND r.ts >= a.ts
+     AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)
+          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))
+    GROUP BY a.event_id
+),
+overwritten AS (  -- the same path written again by another record (a listing only sees it)
+    SELECT a.event_id, arg_min(b.event_id, b.ts) AS overwrite_event
+    FROM arrived a JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'
+    GROUP BY a.event_id
+)
+SELECT a.*, r.event_id AS removed_event, r.ts AS removed_at, r.how AS removed_how,
+       o.overwrite_event, (r.event_id IS NULL AND o.overwrite_event IS NULL) AS live
+FROM arrived a
+LEFT JOIN removed d ON d.event_id = a.event_id
+LEFT JOIN removals r ON r.event_id = d.removed_event
+LEFT JOIN overwritten o ON o.event_id = a.event_id;
+
+-- file_lineage: file_fates with who created each file: the attempt the record itself names
+-- (a caller context, an S3A Referer's ta=, a task log), else the one file_attempts ties it to by
+-- its name or path, with that tie's rule and confidence ('stated' on the record; 'named',
+-- 'listing', 'inferred' from file_attempts; 'one of N' when N attempts could have written it),
+-- and who removed it (the removing record's actor, user, proxy, address, trash path).
+CREATE VIEW file_lineage AS
+WITH ties AS (
+    SELECT event_id, min(label) AS label, any_value(rule) AS rule, any_value(how) AS how, max(candidates) AS candidates
+    FROM file_attempts GROUP BY event_id
+)
+SELECT f.event_id, f.ts AS created_at, f.path, f.table_name, f.location, f.partition_spec, f.file_name,
+       f.how AS arrived_how,
+       coalesce(f.attempt_id, t.label) AS attempt,
+       CASE WHEN f.attempt_id IS NOT NULL THEN 'record' ELSE t.rule END AS tie_rule,
+       CASE WHEN f.attempt_id IS NOT NULL THEN 'stated' WHEN t.candidates > 1 THEN 'one of ' || t.candidates
+            ELSE t.how END AS tie_confidence,
+       f.app_id, f.job_id, f.query_id, f.thread, f.user, f.proxy, f.host, f.ip,
+       f.removed_event, f.removed_at, f.removed_how,
+       r.actor AS removed_by, r.detail->>'user' AS removed_user, r.detail->>'proxy' AS removed_proxy,
+       r.detail->>'ip' AS removed_ip, r.detail->>'trash' AS trash_path,
+       f.overwrite_event, f.live
+FROM file_fates f
+LEFT JOIN ties t ON t.event_id = f.event_id
+LEFT JOIN partition_events r ON r.event_id = f.removed_event;
+
+-- attempts: every task attempt any source names, merged into one identity: a Spark attempt is
+-- its application and TID (event log, live capture, driver and executor logs, caller contexts
+-- SPARK_TASK_…_TId_<tid>_<n>); every other attempt its attempt id (MR/Tez task logs, job
+-- history, the S3A Referer's ta=, _temporary/…/attempt_… paths). Each with its start, its end or
+-- 'no end seen' (killed, lost, or running when the record stops), host and speculation.
+CREATE VIEW attempts AS
+WITH named AS (
+    SELECT event_id, kind, ts, app_id, job_id, stage_id, stage_attempt, task_id, attempt_id, attempt_no,
+           speculative, executor_id, host, status, detail->>'reason' AS reason,
+           coalesce(TRY_CAST(detail->>'tid' AS BIGINT), TRY_CAST(regexp_extract(task_id, '^TID ([0-9]+)$', 1) AS BIGINT),
+                    TRY_CAST(regexp_extract(attempt_id, '\(TID ([0-9]+)\)', 1) AS BIGINT)) AS tid,
+           CASE WHEN kind IN ('attempt_start', 'attempt_end', 'attempt_state', 'speculate') THEN 'scheduler'
+                WHEN detail->>'caller_context' IS NOT NULL THEN 'caller context'
+                WHEN detail->'s3a_audit'->>'ta' IS NOT NULL THEN 'S3A referer ta='
+                WHEN kind IN ('task_commit', 'commit_allowed', 'commit_denied') THEN 'commit'
+                ELSE kind END AS seen_by
+    FROM events WHERE attempt_id IS NOT NULL
+),
+keyed AS (
+    SELECT *, CASE WHEN tid IS NOT NULL AND app_id IS NOT NULL THEN app_id || ' TID ' || tid ELSE attempt_id END AS attempt_key
+    FROM named
+)
+SELECT attempt_key, any_value(app_id) AS app_id, any_value(job_id) AS job_id,
+       any_value(stage_id) AS stage_id, any_value(stage_attempt) AS stage_attempt, any_value(tid) AS tid,
+       any_value(attempt_no) AS attempt_no,
+       arg_min(attempt_id, (kind NOT IN ('attempt_start', 'attempt_end'))::INTEGER * 1000000000000 + event_id) AS label,
+       list(DISTINCT attempt_id ORDER BY attempt_id) AS names,
+       -- where it ran: its scheduler's word before a storage client's address
+       arg_min(host, (host IS NULL)::INTEGER * 2 + (kind NOT IN ('attempt_start', 'attempt_end'))::INTEGER) AS host,
+       any_value(executor_id) AS executor_id, bool_or(speculative) AS speculative,
+       min(ts) FILTER (WHERE kind = 'attempt_start') AS started,
+       min(ts) AS first_seen, max(ts) AS last_seen,
+       max(ts) FILTER (WHERE kind = 'attempt_end') AS ended,
+       coalesce(arg_max(status, ts) FILTER (WHERE kind = 'attempt_end'), 'no end seen') AS end_status,
+       arg_max(reason, ts) FILTER (WHERE kind = 'attempt_end') AS end_reason,
+       list(DISTINCT seen_by ORDER BY seen_by) AS sources, min(event_id) AS first_event, count(*) AS events
+FROM keyed GROUP BY attempt_key;
+
+-- partitions: every partition any source knows (a metastore add or audit line, a Hive load or
+-- MoveTask, a k=v directory created under a table, a Spark write's target, a file seen), with its
+-- registration history (added, dropped, added again), its loads and its files' fates.
+CREATE VIEW partitions AS
+WITH facts AS (
+    SELECT part_table AS table_name, part_location AS location, part_spec AS partition_spec, kind, ts, event_id, actor, status,
+           CASE WHEN kind IN ('partition_add', 'partition_alter', 'partition_exists', 'partition_drop') THEN 'metastore'
+                WHEN kind IN ('load', 'publish') THEN 'load'
+                WHEN kind = 'dir_create' THEN 'directory'
+                WHEN kind = 'query_start' THEN 'spark write'
+                WHEN kind IN ('file', 'file_create', 'rename') THEN 'files'
+                WHEN kind IN ('delete', 'dedup_remove') THEN 'removals'
+                ELSE 'other' END AS source
+    FROM partition_events
+    WHERE part_spec IS NOT NULL AND part_spec NOT LIKE '[%' AND coalesce(part_location, part_table) IS NOT NULL
+),
+files AS (
+    SELECT location, partition_spec, count(*) AS files, count(*) FILTER (WHERE live) AS live_files,
+           max(removed_at) AS last_removed
+    FROM file_fates GROUP BY ALL
+)
+SELECT coalesce(f.location, f.table_name) AS pkey, any_value(f.table_name) AS table_name,
+       any_value(f.location) AS location, f.partition_spec,
+       list(DISTINCT f.source ORDER BY f.source) AS sources,
+       min(f.ts) AS first_seen, max(f.ts) AS last_seen,
+       min(f.ts) FILTER (WHERE f.kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(f.status, 'ok') <> 'failed') AS registered_at,
+       max(f.ts) FILTER (WHERE f.kind = 'partition_drop') AS dropped_at,
+       list({'ts': f.ts, 'kind': f.kind, 'by': f.actor} ORDER BY f.ts, f.event_id)
+           FILTER (WHERE f.kind IN ('partition_add', 'partition_alter', 'partition_exists', 'partition_drop')) AS registrations,
+       list({'ts': f.ts, 'kind': f.kind, 'by': f.actor} ORDER BY f.ts, f.event_id)
+           FILTER (WHERE f.kind IN ('load', 'publish', 'rename', 'file_create', 'task_commit')) AS loads,
+       any_value(x.files) AS files, any_value(x.live_files) AS live_files, any_value(x.last_removed) AS last_removed
+FROM facts f
+LEFT JOIN files x ON x.location IS NOT DISTINCT FROM f.location AND x.partition_spec = f.partition_spec
+GROUP BY coalesce(f.location, f.table_name), f.partition_spec;
