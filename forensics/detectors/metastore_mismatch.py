@@ -46,6 +46,13 @@ FROM dir_deletes d
 JOIN reg r ON r.pkey = d.pkey AND r.part_spec = d.part_spec AND d.ts > r.ts
 LEFT JOIN after a ON a.pkey = d.pkey AND a.part_spec = d.part_spec
 WHERE (a.ts IS NULL OR a.ts < d.ts) AND NOT {temp_dp}
+  -- a drop since the last registration before the delete: the partition was no longer registered
+  AND NOT EXISTS (SELECT 1 FROM touched x
+                  WHERE x.pkey = d.pkey AND x.part_spec = d.part_spec AND x.kind = 'partition_drop' AND x.ts < d.ts
+                    AND x.ts >= (SELECT max(y.ts) FROM touched y
+                                 WHERE y.pkey = d.pkey AND y.part_spec = d.part_spec AND y.ts < d.ts
+                                   AND y.kind IN ('partition_add', 'partition_alter', 'partition_exists')
+                                   AND coalesce(y.status, 'ok') <> 'failed'))
 GROUP BY d.pkey, d.part_spec
 """
 

@@ -17,13 +17,17 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 # confidence, with the stats lines before and after as evidence.
 _SQL = """
 WITH queries AS (  -- a line's query: the last one its thread (or its threadless log) started
-    SELECT source_id, coalesce(thread, '') AS thread, ts, line_no, query_id, raw, event_id AS cmd_event,
-           -- the file the command names: LOAD DATA [LOCAL] INPATH '<path>' (Driver's 'Starting command: …')
+    SELECT source_id, coalesce(thread, '') AS thread, ts, line_no, query_id, raw FROM events
+    WHERE kind = 'query_start' AND ts IS NOT NULL
+      AND (query_id IS NOT NULL OR thread IS NULL)
+),
+commands AS (  -- each command of a thread, and the file it names if it is a LOAD DATA [LOCAL] INPATH '<path>'
+               -- (Driver's 'Starting command: …'); another command in between names none
+    SELECT source_id, coalesce(thread, '') AS thread, ts, event_id AS cmd_event,
            nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+''([^'']+)''', 1),
                                  '([^/]+)/*$', 1), '') AS cmd_file
     FROM events
     WHERE kind = 'query_start' AND ts IS NOT NULL
-      AND (query_id IS NOT NULL OR thread IS NULL)
 ),
 loads AS (
     SELECT l.event_id, l.ts, l.source_id, l.part_location, l.part_table, l.part_spec, l.path,
@@ -32,10 +36,12 @@ loads AS (
            regexp_extract(rtrim(l.path, '/'), '[^/]+$') AS file,
            coalesce(l.detail->>'overwrite', 'false') = 'true'
                OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite,
-           q.cmd_file, q.cmd_event
+           c.cmd_file, c.cmd_event
     FROM partition_events l
     ASOF LEFT JOIN queries q
       ON q.source_id = l.source_id AND q.thread = coalesce(l.thread, '') AND l.ts >= q.ts
+    ASOF LEFT JOIN commands c
+      ON c.source_id = l.source_id AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts
     WHERE l.kind = 'load' AND coalesce(l.part_location, l.part_table) IS NOT NULL
       AND NOT {temp_path}
 ),
