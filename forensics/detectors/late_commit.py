@@ -17,7 +17,7 @@ from commitsleuth.forensics.detectors.base import SqlDetector, where
 _SCRATCH = "regexp_extract({p}, '^(.*)/(?:_task_tmp\\.|_tmp\\.)?-ext-[0-9]+(?:\\.moved|\\.intermediate)?(?:/|$)', 1)"
 _SQL = """
 WITH pubs AS (
-    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id,
+    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id, task_id,
            coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor,
            {scratch_target} AS scratch
     FROM events
@@ -68,6 +68,12 @@ late AS (
       ON a.app_id = p.app_id AND a.stage_id = TRY_CAST(p.h.stage AS INTEGER)
      AND a.task_index = TRY_CAST(p.h.task AS INTEGER) AND a.tid = TRY_CAST(p.h.tid AS BIGINT)
     WHERE a.status = 'killed' AND p.ts > a.finished
+    UNION ALL  -- a storage record's caller context names the attempt by its TID (task_id 'TID 58'):
+               -- one attempt with the event log's or live capture's of that application and TID
+    SELECT p.*, 'after its attempt was killed', a.event_id, a.finished
+    FROM pubs p JOIN spark_task_attempts a
+      ON a.app_id = p.app_id AND 'TID ' || a.tid = p.task_id
+    WHERE p.task_id LIKE 'TID %' AND a.status = 'killed' AND p.ts > a.finished
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
        [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,
