@@ -184,7 +184,7 @@ SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
 -- of the same path by another record (an overwrite). Its own view so detectors read the fates
 -- without the attempt ties file_lineage adds.
 CREATE VIEW file_fates AS
-WITH arrived AS (
+WITH arrived AS MATERIALIZED (
     SELECT e.event_id, e.ts, e.kind, coalesce(e.target_path, e.path) AS path, e.part_table AS table_name,
            e.part_location AS location, e.part_spec AS partition_spec, e.file_name,
            CASE WHEN e.kind = 'file' THEN 'seen in a listing'
@@ -204,32 +204,40 @@ WITH arrived AS (
       AND NOT (e.file_name LIKE '\_%' ESCAPE '\' OR e.file_name LIKE '.%')  -- markers and hidden files hold no rows
       AND coalesce(e.status, 'ok') <> 'failed'
 ),
-removals AS (
+removals AS MATERIALIZED (
     SELECT r.event_id, r.ts, r.part_location AS location, r.part_spec AS partition_spec, r.file_name,
-           CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how
+           CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how,
+           r.actor, list_filter([r.detail->>'user', r.actor, r.query_id, r.app_id, r.job_id], lambda x: x IS NOT NULL) AS principals
     FROM partition_events r
     WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp
       -- a directory marker's delete (an object store key ending in '/') removes no object under it
       AND NOT (r.file_name IS NULL AND r.detail->>'storage' = 's3')
 ),
 removed AS (
-    SELECT a.event_id, arg_min(r.event_id, r.ts) AS removed_event
-    FROM arrived a JOIN removals r
+    SELECT a.event_id, arg_min({'event': r.event_id, 'ts': r.ts, 'how': r.how, 'by': r.actor, 'principals': r.principals}, r.ts) AS r
+    -- the files of the few locations with a removal first (so no range join over every file)
+    FROM (SELECT * FROM arrived SEMI JOIN (SELECT DISTINCT location FROM removals) USING (location)) a
+    JOIN removals r
       ON r.location = a.location AND r.ts >= a.ts
      AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)
           OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))
     GROUP BY a.event_id
 ),
+rewritten AS (  -- the few paths written more than once (by their hashes: grouping paths costs more)
+    SELECT hash(path) AS h FROM arrived GROUP BY h
+    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0
+),
 overwritten AS (  -- the same path written again by another record (a listing only sees it)
     SELECT a.event_id, arg_min(b.event_id, b.ts) AS overwrite_event
-    FROM arrived a JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'
+    FROM (SELECT * FROM arrived WHERE hash(path) IN (SELECT h FROM rewritten)) a
+    JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'
     GROUP BY a.event_id
 )
-SELECT a.*, r.event_id AS removed_event, r.ts AS removed_at, r.how AS removed_how,
-       o.overwrite_event, (r.event_id IS NULL AND o.overwrite_event IS NULL) AS live
+SELECT a.*, d.r.event AS removed_event, d.r.ts AS removed_at, d.r.how AS removed_how,
+       d.r.by AS removed_by, d.r.principals AS removed_principals,
+       o.overwrite_event, (d.r IS NULL AND o.overwrite_event IS NULL) AS live
 FROM arrived a
 LEFT JOIN removed d ON d.event_id = a.event_id
-LEFT JOIN removals r ON r.event_id = d.removed_event
 LEFT JOIN overwritten o ON o.event_id = a.event_id;
 
 -- file_lineage: file_fates with who created each file: the attempt the record itself names

@@ -62,20 +62,24 @@ GROUP BY d.pkey, d.part_spec
 # by a principal (storage user, query, application, job, thread) that wrote none of them, nothing
 # was written there again, and no metastore drop of the partition said it was meant.
 _DELETED_DATA_SQL = """
-gone AS (
-    SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(removed_at) AS t1,
-           list(DISTINCT removed_event) AS removals, list(event_id) AS files,
-           list_distinct(flatten(list([user, actor, query_id, app_id, job_id]))) AS writers
-    FROM file_fates
+fates AS MATERIALIZED (  -- the files of the few partitions that lost one at least
+    SELECT * FROM file_fates
     WHERE partition_spec IS NOT NULL
+      AND (location, partition_spec) IN (SELECT (location, partition_spec) FROM file_fates WHERE removed_event IS NOT NULL)
+),
+gone AS MATERIALIZED (
+    SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(removed_at) AS t1,
+           list(DISTINCT {'event': removed_event, 'by': removed_by, 'principals': removed_principals}) AS removals,
+           list(event_id) AS files,
+           list_distinct(flatten(list([user, actor, query_id, app_id, job_id]))) AS writers
+    FROM fates
     GROUP BY location, partition_spec
     HAVING bool_and(removed_event IS NOT NULL) AND bool_or(removed_how <> 'dedup')
 ),
-removers AS (
-    SELECT g.location, g.partition_spec, r.event_id, r.actor, r.ts
-    FROM gone g JOIN partition_events r ON list_contains(g.removals, r.event_id)
-    WHERE NOT list_has_any(g.writers, list_filter([r.detail->>'user', r.actor, r.query_id, r.app_id, r.job_id],
-                                                    lambda x: x IS NOT NULL))
+removers AS (  -- the removals by a principal (storage user, actor, query, application, job) that wrote none of the files
+    SELECT location, partition_spec, x.event AS event_id, x.by AS actor
+    FROM (SELECT *, unnest(removals) AS x FROM gone)
+    WHERE NOT list_has_any(writers, x.principals)
 ),
 dropped AS (
     SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events

@@ -27,7 +27,7 @@ commands AS (  -- each command of a thread, and the file it names if it is a LOA
            nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+''([^'']+)''', 1),
                                  '([^/]+)/*$', 1), '') AS cmd_file
     FROM events
-    WHERE kind = 'query_start' AND ts IS NOT NULL
+    WHERE ts IS NOT NULL AND kind = 'query_start'
 ),
 loads AS (
     SELECT l.event_id, l.ts, l.source_id, l.part_location, l.part_table, l.part_spec, l.path,
