@@ -19,6 +19,7 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from commitsleuth.forensics.analyze import analyze
@@ -63,6 +64,12 @@ EXPECTED_TO_FAIL_TODAY: set[str] = {
     # Spark kills TID 58 (event log); its rename into the partition comes later (HDFS audit, caller
     # context TId_58): the two sources' attempts are not one identity, so no late commit
     "late-commit/spark-eventlog+hdfs-audit/foc-v2/caller-context/positive",
+    # live capture: TID 8 was killed at 30 s, its file 000003_1 was modified at 45 s; a listed
+    # file is no publish to CS102, so a zombie's direct write is no late commit
+    "late-commit/live/direct/killed-then-written/positive",
+    # HDFS audit alone: two queries' mkdirs and renames into one partition interleave and one
+    # trashes it, but a rename into the partition is no loading step, so the windows never overlap
+    "racing-loaders/hdfs-audit/hive-staging/caller-context/positive",
 }
 
 
@@ -75,7 +82,6 @@ def load_live(store: Store, row: R.Row, spool_dir: Path) -> None:
     spool.write_bytes(data)
     table = FastEventLog(SourceContext(uri=str(spool)), ParseStats()).table(0, data)
     sid = store.add_source(f"live:{R.APP}", "live", format="spark-live")
-    import pyarrow as pa
     table = table.set_column(table.schema.get_field_index("source_id"), "source_id",
                              pa.array([sid] * table.num_rows, pa.int64()))
     store.write_arrow(store.unseen_events(table, own_source=True))
@@ -104,16 +110,20 @@ def write_listing(root: Path, row: R.Row) -> Path:
     return table
 
 
+def load_row(store: Store, row: R.Row, tmp: Path) -> Path | None:
+    """The row's evidence into ``store``; the table directory to ``audit``, when it has one."""
+    if row.files:
+        report = ingest(store, [str(write_files(tmp / "logs", row.files))])
+        assert not report.failed, report.failed
+    if row.live:
+        load_live(store, row, tmp / "spool")
+    return write_listing(tmp / "listing", row) if row.listing else None
+
+
 def findings_of(row: R.Row, tmp: Path) -> list:
     with Store(tmp / "row.duckdb") as store:
-        if row.files:
-            report = ingest(store, [str(write_files(tmp / "logs", row.files))])
-            assert not report.failed, report.failed
-        if row.live:
-            load_live(store, row, tmp / "spool")
-        if row.listing:
-            return audit(store, str(write_listing(tmp / "listing", row))).findings
-        return analyze(store)
+        listing = load_row(store, row, tmp)
+        return audit(store, str(listing)).findings if listing else analyze(store)
 
 
 def who_text(f) -> str:
