@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 from commitsleuth.forensics.analyze import analyze
-from commitsleuth.forensics.audit import audit
+from commitsleuth.forensics.audit import audit, record_listing, walk_local
 from commitsleuth.forensics.paths import enrich
 from commitsleuth.ingest import ingest
 from commitsleuth.ingest.eventlog_fast import FastEventLog
@@ -53,11 +53,13 @@ EXPECTED_TO_FAIL_TODAY: set[str] = {
     "deleted-data/s3+hms/s3a-magic/get_partition/marker/positive",
     "deleted-data/s3+hms/s3a-magic/get_partition/no-marker/positive",
     "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/positive",
+    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/hms-log4j1/positive",
     "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/no-marker/positive",
     # S3 + HMS: the partition was dropped through the metastore before its objects were deleted,
     # yet CS107 says it is still registered (a drop before the delete does not unregister it)
     "deleted-data/s3+hms/s3a-magic/get_partition/marker/negative",
     "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/negative",
+    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/hms-log4j1/negative",
     # Hive 0.x: the file name is in 'Starting command: LOAD DATA INPATH …', yet CS104 infers the
     # replacement from the stats lines only (medium confidence, no file named)
     "same-name-replace/hive-log/direct/hive0-starting-command/positive",
@@ -172,3 +174,20 @@ def test_every_source_alone_decides_a_row():
     that source's contribution to the fact model fails them."""
     alone = {r.source for r in R.ROWS if "+" not in r.source and r.positive and r.id not in EXPECTED_TO_FAIL_TODAY}
     assert {"hive-log", "mr-log", "spark-eventlog", "live", "hdfs-audit", "s3", "listing"} <= alone
+
+
+ALONE = ("hive-log", "mr-log", "spark-eventlog", "live", "hdfs-audit", "s3", "listing")
+
+
+@pytest.mark.parametrize("source", ALONE)
+def test_removing_a_source_fails_a_row(source: str, tmp_path: Path):
+    """Removing one source's contribution to the fact model (its events) fails a row that passes
+    with it: the first passing positive row where it is the only evidence."""
+    row = next(r for r in R.ROWS if r.source == source and r.positive and r.id not in EXPECTED_TO_FAIL_TODAY)
+    with Store(tmp_path / "row.duckdb") as store:
+        listing = load_row(store, row, tmp_path)
+        if listing:
+            record_listing(store, str(listing), walk_local(str(listing)))
+        assert not verdict(row, analyze(store)), row.id
+        store.con.execute("DELETE FROM events")  # the row's only source
+        assert verdict(row, analyze(store)), row.id

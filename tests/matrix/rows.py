@@ -377,6 +377,9 @@ for get in ("get_partition", "get_partition_with_auth"):
         ROWS += twins("deleted-data", "s3+hms", "s3a-magic", f"{get}/{'marker' if marker else 'no-marker'}",
                       _s3_hms(get, marker, "log4j2"),
                       [Expect("CS107", SPEC, ("svc_cleanup", "10.20.9.77", "job_1716190000000_0007"))])
+ROWS += twins("deleted-data", "s3+hms", "s3a-magic", "get_partition_with_auth/marker/hms-log4j1",
+              _s3_hms("get_partition_with_auth", True, "log4j1"),
+              [Expect("CS107", SPEC, ("svc_cleanup", "10.20.9.77", "job_1716190000000_0007"))])
 
 
 def _hive_trash(head: str):
