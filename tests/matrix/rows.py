@@ -282,6 +282,25 @@ ROWS += twins("double-write", "listing", "hive-merge", "hive-names", _listing_na
               [Expect("CS101", SPEC, ("000005_0", "000005_1"))])
 
 
+def _hdfs_hive_staging():
+    """Hive on Tez names files per attempt: the query's job moves .hive-staging_…/-ext-10000/000005_0
+    and 000005_1 (two attempts of task 5, HIVE-27985) into the partition (caller context
+    hive_queryId). Negative twin: the second is 000006_0, another task."""
+    staging = f"{TABLE_DIR}/.hive-staging_hive_2024-05-19_10-00-00_123_4567/-ext-10000/{SPEC}"
+
+    def build(pos):
+        names = ["000005_0", "000005_1" if pos else "000006_0"]
+        lines = [F.hdfs(at(5 + i), "hive/hs2.example.com@EXAMPLE.COM (auth:KERBEROS)", "10.20.9.10", "rename",
+                        f"{staging}/{n}", f"{TABLE_DIR}/{SPEC}/{n}", perm="hive:hadoop:rw-r--r--",
+                        ctx=f"hive_queryId_{QID}") for i, n in enumerate(names)]
+        return {"files": {"hdfs/hdfs-audit.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+ROWS += twins("double-write", "hdfs-audit", "hive-staging", "tez-names", _hdfs_hive_staging(),
+              [Expect("CS101", SPEC, ("000005_0", "000005_1"))])
+
+
 # ==== deleted data: a loaded partition deleted or trashed by another principal, no reload after ====
 
 def _hdfs_trash(how: str):
@@ -358,6 +377,43 @@ for get in ("get_partition", "get_partition_with_auth"):
         ROWS += twins("deleted-data", "s3+hms", "s3a-magic", f"{get}/{'marker' if marker else 'no-marker'}",
                       _s3_hms(get, marker, "log4j2"),
                       [Expect("CS107", SPEC, ("svc_cleanup", "10.20.9.77", "job_1716190000000_0007"))])
+ROWS += twins("deleted-data", "s3+hms", "s3a-magic", "get_partition_with_auth/marker/hms-log4j1",
+              _s3_hms("get_partition_with_auth", True, "log4j1"),
+              [Expect("CS107", SPEC, ("svc_cleanup", "10.20.9.77", "job_1716190000000_0007"))])
+
+
+def _hive_trash(head: str):
+    """HiveServer2 alone (its embedded metastore logs the audit line into hive.log): query 1
+    registers and loads the partition; 20 minutes later another session's query moves its
+    directory to the trash (FileUtils.moveToTrash). Negative twin: query 1 loads it again after."""
+    def build(pos):
+        lines = [
+            F.hive(head, at(0), HS2_THREAD, "org.apache.hadoop.hive.ql.Driver",
+                   f"Executing command(queryId={QID}): INSERT INTO TABLE sales.orders PARTITION ({SPEC}) SELECT * FROM src",
+                   where="Driver.java:execute(1411)"),
+            F.hms_audit(head, at(1), "etl", "10.20.9.10", f"source:10.20.9.10 add_partition : tbl=hive.sales.orders[{DS}]",
+                        thread=HS2_THREAD),
+            F.hive(head, at(2), HS2_THREAD, "org.apache.hadoop.hive.ql.exec.MoveTask",
+                   f"Loading data to table sales.orders partition ({SPEC}) from {LOC}/.hive-staging_hive_1/-ext-10000",
+                   where="MoveTask.java:execute(246)"),
+            F.hive(head, at(1200), HS2_THREAD2, "org.apache.hadoop.hive.ql.Driver",
+                   f"Executing command(queryId={QID2}): dfs -rm -r {PART}", where="Driver.java:execute(1411)"),
+            F.hive(head, at(1201), HS2_THREAD2, "org.apache.hadoop.hive.common.FileUtils",
+                   f"Moved to trash: {PART}", where="FileUtils.java:moveToTrash(788)"),
+        ]
+        if not pos:
+            lines += [F.hive(head, at(1300), HS2_THREAD, "org.apache.hadoop.hive.ql.Driver",
+                             f"Executing command(queryId={QID}): INSERT INTO TABLE sales.orders PARTITION ({SPEC}) SELECT * FROM src",
+                             where="Driver.java:execute(1411)"),
+                      F.hive(head, at(1301), HS2_THREAD, "org.apache.hadoop.hive.common.FileUtils",
+                             f"Creating directory if it doesn't exist: {PART}", where="FileUtils.java:mkdir(167)")]
+        return {"files": {"hive/hiveserver2.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+for head in ("log4j2", "log4j1"):
+    ROWS += twins("deleted-data", "hive-log", "hive-staging", head, _hive_trash(head),
+                  [Expect("CS107", SPEC, (QID2,))])
 
 
 # ==== same-name replace: one file name LOADed twice INTO one partition ====
@@ -446,6 +502,32 @@ for head in ("log4j2", "log4j1"):
                   [Expect("CS103", SPEC, (QID, QID2))])
 
 
+def _hdfs_race():
+    """The NameNode's view of two HS2 queries loading one partition at once (caller contexts
+    hive_queryId_…): both create the directory and move files in; one then trashes the directory.
+    Negative twin: the second query runs an hour later, alone."""
+    def build(pos):
+        lines = []
+        for n, (qid, t) in enumerate(((QID, 0), (QID2, 1 if pos else 3600))):
+            staging = f"{TABLE_DIR}/.hive-staging_hive_{n}/-ext-10000"
+            ctx = f"hive_queryId_{qid}"
+            lines += [F.hdfs(at(t), "hive/hs2.example.com@EXAMPLE.COM (auth:KERBEROS)", "10.20.9.10", "mkdirs",
+                             f"{TABLE_DIR}/{SPEC}", perm="hive:hadoop:rwxr-xr-x", ctx=ctx),
+                      F.hdfs(at(t + 2), "hive/hs2.example.com@EXAMPLE.COM (auth:KERBEROS)", "10.20.9.10", "rename",
+                             f"{staging}/00000{n}_0", f"{TABLE_DIR}/{SPEC}/00000{n}_0", ctx=ctx)]
+            if n == 1 and pos:
+                lines.append(F.hdfs(at(t + 3), "hive/hs2.example.com@EXAMPLE.COM (auth:KERBEROS)", "10.20.9.10",
+                                    "rename (options=[TO_TRASH])", f"{TABLE_DIR}/{SPEC}",
+                                    f"/user/hive/.Trash/Current{TABLE_DIR}/{SPEC}", ctx=ctx))
+        lines.sort(key=lambda x: x[:23])
+        return {"files": {"hdfs/hdfs-audit.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+ROWS += twins("racing-loaders", "hdfs-audit", "hive-staging", "caller-context", _hdfs_race(),
+              [Expect("CS103", SPEC, (QID, QID2))])
+
+
 # ==== late commit: an attempt publishes after it was killed ====
 
 def _mr_late(thread: str | None):
@@ -493,6 +575,23 @@ ROWS += twins("late-commit", "spark-eventlog+hdfs-audit", "foc-v2", "caller-cont
               [Expect("CS102", SPEC, ("TID 58",))])
 
 
+def _live_late():
+    """Live capture: the speculative copy TID 8 of task 3 is killed ('another attempt
+    succeeded') at 30 s; the listing live capture takes at the execution's end shows its file
+    000003_1 modified at 45 s, after the kill (a zombie's direct write). Negative twin: its file
+    was written before the kill."""
+    def build(pos):
+        evs = F.spark_attempt(1, 3, 3, 0, at(3), at(29), "10.0.0.11", "1")
+        evs += F.spark_attempt(1, 8, 3, 1, at(20), at(30), "10.0.0.12", "2", speculative=True, reason="TaskKilled")
+        inv = ((f"{PART}/000003_0", at(28), 1024), (f"{PART}/000003_1", at(45 if pos else 25), 1024))
+        return {"live": tuple(_spark_app(evs)), "inventory": inv}
+    return build
+
+
+ROWS += twins("late-commit", "live", "direct", "killed-then-written", _live_late(),
+              [Expect("CS102", SPEC, ("TID 8",))])
+
+
 # ==== partial output: a failed job's committed task output is visible ====
 
 def _listing_unmarked():
@@ -526,6 +625,26 @@ def _live_partial():
 
 
 ROWS += twins("partial-output", "live", "foc-v2", "job-failed", _live_partial(),
+              [Expect("CS105", SPEC, ())])
+
+
+def _eventlog_listing_partial():
+    """A Spark event log (the write's job fails, algorithm v2) and a listing of the table: part
+    files of one write UUID, no _SUCCESS. Negative twin: the job succeeded and wrote _SUCCESS."""
+    def build(pos):
+        evs = []
+        for i in range(3):
+            evs += F.spark_attempt(1, i, i, 0, at(3 + i), at(10 + i), "10.0.0.11", "1",
+                                   reason="Success" if i < 2 or not pos else "ExceptionFailure")
+        files = [(f"{SPEC}/part-0000{i}-{UUID}.c000.snappy.parquet", at(10 + i), "x\n") for i in range(2)]
+        if not pos:
+            files.append(("_SUCCESS", at(40), ""))
+        return {"files": {f"spark-events/{APP}": "\n".join(F.j(e) for e in _spark_app(evs, failed=pos, algorithm=2)) + "\n"},
+                "listing": tuple(files)}
+    return build
+
+
+ROWS += twins("partial-output", "spark-eventlog+listing", "foc-v2", "job-failed", _eventlog_listing_partial(),
               [Expect("CS105", SPEC, ())])
 
 
