@@ -183,7 +183,10 @@ SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
 -- filesystem; an object store's directory marker removes no object) and the first later write
 -- of the same path by another record (an overwrite). Its own view so detectors read the fates
 -- without the attempt ties file_lineage adds.
-CREATE VIEW file_fates AS
+-- file_fates_at(keys): the same for the partitions named in keys only ('<location>|<spec>', or
+-- '<location>|*' for every partition of a location; NULL: all), so a detector that starts from
+-- the few removals reads the few partitions they touch, not every file of the store.
+CREATE MACRO file_fates_at(keys) AS TABLE
 WITH arrived AS MATERIALIZED (
     SELECT e.event_id, e.ts, e.kind, coalesce(e.target_path, e.path) AS path, e.part_table AS table_name,
            e.part_location AS location, e.part_spec AS partition_spec, e.file_name,
@@ -203,6 +206,8 @@ WITH arrived AS MATERIALIZED (
       AND e.part_location IS NOT NULL AND e.ts IS NOT NULL
       AND NOT (e.file_name LIKE '\_%' ESCAPE '\' OR e.file_name LIKE '.%')  -- markers and hidden files hold no rows
       AND coalesce(e.status, 'ok') <> 'failed'
+      AND (keys IS NULL OR list_contains(keys, e.part_location || '|' || coalesce(e.part_spec, ''))
+           OR list_contains(keys, e.part_location || '|*'))
 ),
 removals AS MATERIALIZED (
     SELECT r.event_id, r.ts, r.part_location AS location, r.part_spec AS partition_spec, r.file_name,
@@ -239,6 +244,8 @@ SELECT a.*, d.r.event AS removed_event, d.r.ts AS removed_at, d.r.how AS removed
 FROM arrived a
 LEFT JOIN removed d ON d.event_id = a.event_id
 LEFT JOIN overwritten o ON o.event_id = a.event_id;
+
+CREATE VIEW file_fates AS SELECT * FROM file_fates_at(NULL);
 
 -- file_lineage: file_fates with who created each file: the attempt the record itself names
 -- (a caller context, an S3A Referer's ta=, a task log), else the one file_attempts ties it to by

@@ -62,10 +62,12 @@ GROUP BY d.pkey, d.part_spec
 # by a principal (storage user, query, application, job, thread) that wrote none of them, nothing
 # was written there again, and no metastore drop of the partition said it was meant.
 _DELETED_DATA_SQL = """
-fates AS MATERIALIZED (  -- the files of the few partitions that lost one at least
-    SELECT * FROM file_fates
-    WHERE partition_spec IS NOT NULL
-      AND (location, partition_spec) IN (SELECT (location, partition_spec) FROM file_fates WHERE removed_event IS NOT NULL)
+lost AS MATERIALIZED (  -- the partitions a removal touched (a table directory's: all of its partitions)
+    SELECT list(DISTINCT part_location || '|' || coalesce(part_spec, '*')) AS keys FROM partition_events
+    WHERE kind IN ('delete', 'dedup_remove') AND part_location IS NOT NULL
+),
+fates AS MATERIALIZED (
+    SELECT * FROM file_fates_at((SELECT keys FROM lost)) WHERE partition_spec IS NOT NULL
 ),
 gone AS MATERIALIZED (
     SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(removed_at) AS t1,
