@@ -183,9 +183,14 @@ SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
 -- filesystem; an object store's directory marker removes no object) and the first later write
 -- of the same path by another record (an overwrite). Its own view so detectors read the fates
 -- without the attempt ties file_lineage adds.
--- file_fates_at(keys): the same for the partitions named in keys only ('<location>|<spec>', or
--- '<location>|*' for every partition of a location; NULL: all), so a detector that starts from
--- the few removals reads the few partitions they touch, not every file of the store.
+-- file_fates_at(keys): the same for the partitions named in keys only (NULL: all), so a detector
+-- that starts from the few removals reads the few partitions they touch, not every file of the
+-- store. A key is fate_key(location, spec) of the events' own columns ('*' for every partition
+-- of a location): the path without scheme and authority, so a bare HDFS audit path and the
+-- namespaced one of another log meet, and a filter on the events' own columns is pushed down to
+-- their scan. Keys only narrow: the view's joins still key on part_location.
+CREATE MACRO fate_key(location, spec) AS
+    regexp_replace(location, '^[A-Za-z][A-Za-z0-9+.-]*://[^/]*', '') || '|' || coalesce(spec, '*');
 CREATE MACRO file_fates_at(keys) AS TABLE
 WITH arrived AS MATERIALIZED (
     SELECT e.event_id, e.ts, e.kind, coalesce(e.target_path, e.path) AS path, e.part_table AS table_name,
@@ -206,8 +211,8 @@ WITH arrived AS MATERIALIZED (
       AND e.part_location IS NOT NULL AND e.ts IS NOT NULL
       AND NOT (e.file_name LIKE '\_%' ESCAPE '\' OR e.file_name LIKE '.%')  -- markers and hidden files hold no rows
       AND coalesce(e.status, 'ok') <> 'failed'
-      AND (keys IS NULL OR list_contains(keys, e.part_location || '|' || coalesce(e.part_spec, ''))
-           OR list_contains(keys, e.part_location || '|*'))
+      AND (keys IS NULL OR list_contains(keys, fate_key(e.location, e.partition_spec))
+           OR list_contains(keys, fate_key(e.location, NULL)))
 ),
 removals AS MATERIALIZED (
     SELECT r.event_id, r.ts, r.part_location AS location, r.part_spec AS partition_spec, r.file_name,

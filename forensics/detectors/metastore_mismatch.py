@@ -63,8 +63,8 @@ GROUP BY d.pkey, d.part_spec
 # was written there again, and no metastore drop of the partition said it was meant.
 _DELETED_DATA_SQL = """
 lost AS MATERIALIZED (  -- the partitions a removal touched (a table directory's: all of its partitions)
-    SELECT list(DISTINCT part_location || '|' || coalesce(part_spec, '*')) AS keys FROM partition_events
-    WHERE kind IN ('delete', 'dedup_remove') AND part_location IS NOT NULL
+    SELECT list(DISTINCT fate_key(location, partition_spec)) AS keys FROM events
+    WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL
 ),
 fates AS MATERIALIZED (
     SELECT * FROM file_fates_at((SELECT keys FROM lost)) WHERE partition_spec IS NOT NULL
