@@ -185,12 +185,22 @@ SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b;
 -- without the attempt ties file_lineage adds.
 -- file_fates_at(keys): the same for the partitions named in keys only (NULL: all), so a detector
 -- that starts from the few removals reads the few partitions they touch, not every file of the
--- store. A key is fate_key(location, spec) of the events' own columns ('*' for every partition
--- of a location): the path without scheme and authority, so a bare HDFS audit path and the
--- namespaced one of another log meet, and a filter on the events' own columns is pushed down to
--- their scan. Keys only narrow: the view's joins still key on part_location.
-CREATE MACRO fate_key(location, spec) AS
-    regexp_replace(location, '^[A-Za-z][A-Za-z0-9+.-]*://[^/]*', '') || '|' || coalesce(spec, '*');
+-- store. A key is '<location>|<spec>' of the events' own columns ('<location>|*' for every
+-- partition of a location), so the filter reaches their scan; fate_keys() gives the keys of the
+-- removals, with each location's aliases (a bare HDFS audit path, the namespaced one of another
+-- log). Keys only narrow: the joins still key on part_location.
+CREATE MACRO fate_keys() AS TABLE
+WITH removed AS (
+    SELECT DISTINCT location, coalesce(partition_spec, '*') AS spec FROM events
+    WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL
+)
+SELECT list(DISTINCT k) AS keys FROM (
+    SELECT location || '|' || spec AS k FROM removed
+    UNION ALL
+    SELECT a.alias || '|' || r.spec FROM removed r JOIN location_aliases a ON a.location = r.location
+    UNION ALL
+    SELECT a.location || '|' || r.spec FROM removed r JOIN location_aliases a ON a.alias = r.location);
+
 CREATE MACRO file_fates_at(keys) AS TABLE
 WITH arrived AS MATERIALIZED (
     SELECT e.event_id, e.ts, e.kind, coalesce(e.target_path, e.path) AS path, e.part_table AS table_name,
@@ -211,8 +221,8 @@ WITH arrived AS MATERIALIZED (
       AND e.part_location IS NOT NULL AND e.ts IS NOT NULL
       AND NOT (e.file_name LIKE '\_%' ESCAPE '\' OR e.file_name LIKE '.%')  -- markers and hidden files hold no rows
       AND coalesce(e.status, 'ok') <> 'failed'
-      AND (keys IS NULL OR list_contains(keys, fate_key(e.location, e.partition_spec))
-           OR list_contains(keys, fate_key(e.location, NULL)))
+      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))
+           OR list_contains(keys, e.location || '|*'))
 ),
 removals AS MATERIALIZED (
     SELECT r.event_id, r.ts, r.part_location AS location, r.part_spec AS partition_spec, r.file_name,

@@ -62,10 +62,7 @@ GROUP BY d.pkey, d.part_spec
 # by a principal (storage user, query, application, job, thread) that wrote none of them, nothing
 # was written there again, and no metastore drop of the partition said it was meant.
 _DELETED_DATA_SQL = """
-lost AS MATERIALIZED (  -- the partitions a removal touched (a table directory's: all of its partitions)
-    SELECT list(DISTINCT fate_key(location, partition_spec)) AS keys FROM events
-    WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL
-),
+lost AS MATERIALIZED (SELECT keys FROM fate_keys()),  -- the partitions a removal touched
 fates AS MATERIALIZED (
     SELECT * FROM file_fates_at((SELECT keys FROM lost)) WHERE partition_spec IS NOT NULL
 ),
