@@ -228,9 +228,12 @@ def attach_parquet(directory: str, db: str) -> int:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @fail_on_option
 @click.option("--detector", "detectors", multiple=True, metavar="CODE", help="Run only these detectors.")
+@click.option("--explain", nargs=2, metavar="TABLE PARTITION", default=None,
+              help="For one partition, say per detector which facts it saw and why it did or did not fire.")
 @redact_option
 @db_option
-def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], redact_patterns: tuple[str, ...], db: str) -> int:
+def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], explain: tuple[str, str] | None,
+            redact_patterns: tuple[str, ...], db: str) -> int:
     """Run the detectors over everything ingested and print the findings.
 
     Exits 0 when nothing at or above --fail-on was found, 1 when something was (like a linter).
@@ -238,11 +241,20 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], redact_patterns:
     \b
     Example:
       commitsleuth analyze --fail-on high --format json > findings.json
+      commitsleuth analyze --explain sales.orders ds=2024-05-19
     """
     from commitsleuth.forensics.analyze import analyze as run_analyze
     from commitsleuth.report.text import findings_json, findings_text
 
     _add_patterns(redact_patterns)
+    if explain:
+        from commitsleuth.forensics.explain import explain as run_explain, explanation_text
+        from commitsleuth.redact import redact
+
+        with _open_reader(db, read_only=False) as store:
+            text = explanation_text(run_explain(store, *explain))
+            click.echo(printable(redact(text), keep_layout=True))
+        return EXIT_OK
     with _open_reader(db, read_only=False) as store:
         findings = run_analyze(store, list(detectors) or None)
         click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))

@@ -67,7 +67,7 @@ _PREFIXES = (("file ", "file", "file"), ("job ", "job", "job_id"))
 def _storage(label: str, e: dict) -> dict:
     out = {"kind": "storage_principal", "label": label, "user": e["user"], "proxy": e["proxy"],
            "ip": e["ip"], "storage": e["storage"]}
-    for key in ("query_id", "attempt_id", "app_id"):
+    for key in ("query_id", "attempt_id", "app_id", "job_id"):  # job: an S3A Referer's ji=
         if e[key]:
             out[key] = e[key]
     return out

@@ -9,8 +9,10 @@ Storage events come from the ``hdfs-audit`` and ``s3-access`` formats: their ``d
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from commitsleuth.forensics.detectors.base import Finding
+if TYPE_CHECKING:  # detectors import this module: a runtime import would be circular
+    from commitsleuth.forensics.detectors.base import Finding
 
 # CS101's storage arm: one application's (or, on S3, one job's) attempts, named by the caller
 # context or the S3A audit Referer, that created or published the same final path. Paths inside a temp or staging layer
@@ -65,9 +67,13 @@ def who(detail: dict, row: dict) -> str:
     return text + (", " + ", ".join(names) if names else "")
 
 
-def recovery(con, ts, trash: str | None, storage: str) -> tuple[bool, str]:
-    """Whether the data is still in the trash, and the words that say so."""
+def recovery(con, ts, trash: str | None, storage: str, version_id: str | None = None) -> tuple[bool, str]:
+    """Whether the data is still in the trash (or, on S3, behind a delete marker), and the words
+    that say so."""
     if not trash:
+        if storage == "s3" and version_id:  # a versioned bucket logs the delete marker's version id
+            return True, (f"deleted on a versioned S3 bucket (delete marker {version_id}): "
+                          "the previous version can be restored")
         if storage == "s3":
             return False, "deleted on S3 (no trash: only a versioned bucket keeps it)"
         return False, "deleted, not moved to the trash: not recoverable from it"
@@ -91,11 +97,23 @@ def annotate(con, findings: list[Finding]) -> list[Finding]:
         for values in cur.fetchall():
             row = dict(zip(cols, values))
             detail = json.loads(row["detail"])
-            ok, words = recovery(con, row["ts"], detail.get("trash"), detail.get("storage"))
+            ok, words = recovery(con, row["ts"], detail.get("trash"), detail.get("storage"), detail.get("version_id"))
             said.append({"event_id": row["event_id"], "path": row["path"], "by": who(detail, row),
                          "user": detail.get("user"), "proxy": detail.get("proxy"), "ip": detail.get("ip"),
                          "recoverable": ok, "recovery": words})
         if said:
-            f.summary += "; storage: " + "; ".join(f"{s['by']} removed {s['path']}, {s['recovery']}" for s in said)
+            f.summary += "; storage: " + "; ".join(_removals_words(said))
             f.detail = {**(f.detail or {}), "storage_deletes": said}
     return findings
+
+
+def _removals_words(said: list[dict]) -> list[str]:
+    """One phrase per client and recovery: the many objects of one multi-object delete are said once."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in said:
+        groups.setdefault((s["by"], s["recovery"]), []).append(s["path"])
+    out = []
+    for (by, words), paths in groups.items():
+        what = paths[0] if len(paths) == 1 else f"{len(paths)} objects ({paths[0]}, …)"
+        out.append(f"{by} removed {what}, {words}")
+    return out

@@ -21,10 +21,20 @@ WITH removed AS (
 ),
 named AS (
     SELECT event_id, ts, app_id, location, partition_spec, table_name, file_name, file_task, file_attempt,
-           attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor
+           attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor,
+           CASE WHEN kind = 'file_create' THEN host END AS create_host  -- the writing client's address
     FROM partition_events
     WHERE file_task IS NOT NULL AND location IS NOT NULL AND write_uuid IS NULL
-      AND (kind = 'rename' OR (kind = 'file' AND file_attempt IS NOT NULL AND NOT is_temp))
+      AND (kind = 'rename' OR (kind = 'file' AND file_attempt IS NOT NULL AND NOT is_temp)
+           -- a direct write: an attempt created its own file (NNNNNN_A) in the final partition, no rename;
+           -- one name created by two attempts is the storage arm's
+           OR (kind = 'file_create' AND file_attempt IS NOT NULL AND attempt_id IS NOT NULL AND NOT is_temp))
+),
+-- a delete of the partition directory (or of the location) after a file removes it too
+dir_removed AS (
+    SELECT location, partition_spec, max(ts) AS ts FROM events
+    WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL
+    GROUP BY ALL
 ),
 surviving AS (
     SELECT n.* FROM named n
@@ -32,6 +42,9 @@ surviving AS (
       ON r.location = n.location
      AND r.partition_spec IS NOT DISTINCT FROM n.partition_spec
      AND r.file_name = n.file_name
+    ANTI JOIN dir_removed d
+      ON d.location = n.location AND (d.partition_spec IS NULL OR d.partition_spec = n.partition_spec)
+     AND d.ts > n.ts
 ),
 -- Any duplicate involves an attempt other than the first (suffix _1, attempt 1, a stage retry):
 -- those few groups are the suspects among millions, and lists are built for them only.
@@ -64,8 +77,9 @@ by_file AS (
            min(ts) AS t0, max(ts) AS t1, list(DISTINCT file_name ORDER BY file_name) AS files,
            'files' AS how,
            {attempts_list} AS attempts,
-           list_sort(list(DISTINCT {'attempt': st.attempt_id, 'host': st.start_host, 'container': st.start_container})
-                FILTER (WHERE st.attempt_id IS NOT NULL)) AS ran
+           list_sort(list(DISTINCT {'attempt': coalesce(st.attempt_id, r.attempt_id),
+                                    'host': coalesce(st.start_host, r.create_host), 'container': st.start_container})
+                FILTER (WHERE st.attempt_id IS NOT NULL OR r.create_host IS NOT NULL)) AS ran
     FROM file_rows r LEFT JOIN file_ties fa ON fa.event_id = r.event_id
     LEFT JOIN started st ON st.attempt_id = r.attempt_id
     GROUP BY location, partition_spec, file_task

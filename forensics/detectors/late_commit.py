@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from commitsleuth.forensics.detectors.base import SqlDetector, where
+from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # A task-level publish (a rename into the output, a task commit) is late when it happens after
 #  - the job-level move of output of the same Hive query ('Moving tmp dir', whose first move starts
@@ -17,7 +17,7 @@ from commitsleuth.forensics.detectors.base import SqlDetector, where
 _SCRATCH = "regexp_extract({p}, '^(.*)/(?:_task_tmp\\.|_tmp\\.)?-ext-[0-9]+(?:\\.moved|\\.intermediate)?(?:/|$)', 1)"
 _SQL = """
 WITH pubs AS (
-    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id,
+    SELECT event_id, ts, kind, location, partition_spec, table_name, attempt_id, app_id, task_id,
            coalesce(write_uuid, job_id) AS write_job, coalesce(attempt_id, thread) AS actor,
            {scratch_target} AS scratch
     FROM events
@@ -68,6 +68,26 @@ late AS (
       ON a.app_id = p.app_id AND a.stage_id = TRY_CAST(p.h.stage AS INTEGER)
      AND a.task_index = TRY_CAST(p.h.task AS INTEGER) AND a.tid = TRY_CAST(p.h.tid AS BIGINT)
     WHERE a.status = 'killed' AND p.ts > a.finished
+    UNION ALL  -- a storage record's caller context names the attempt by its TID (task_id 'TID 58'):
+               -- one attempt with the event log's or live capture's of that application and TID
+    SELECT p.*, 'after its attempt was killed', a.event_id, a.finished
+    FROM pubs p JOIN spark_task_attempts a
+      ON a.app_id = p.app_id AND 'TID ' || a.tid = p.task_id
+    WHERE p.task_id LIKE 'TID %' AND a.status = 'killed' AND p.ts > a.finished
+    UNION ALL  -- a direct write seen by its time alone (a listing, live capture's inventory): a
+               -- Hive-named file (000003_1) of the application's attempt with that index and attempt
+               -- number, written more than a second after that attempt was killed (a zombie)
+    SELECT w.event_id, w.ts, w.kind, w.location, w.partition_spec, w.table_name, w.label, w.app_id, NULL,
+           NULL, w.label, NULL, 'after its attempt was killed', w.attempt_event, w.finished
+    FROM (SELECT f.event_id, f.ts, f.kind, f.location, f.partition_spec, f.table_name, f.app_id,
+                 a.label, a.event_id AS attempt_event, a.status, a.finished
+          FROM events f JOIN spark_task_attempts a
+            ON a.app_id = f.app_id AND a.task_index = TRY_CAST(f.file_task AS INTEGER)
+           AND a.attempt_no = f.file_attempt AND a.launched <= f.ts
+          WHERE f.kind IN ('file', 'file_create') AND f.file_attempt IS NOT NULL AND f.write_uuid IS NULL
+            AND f.app_id IS NOT NULL AND f.ts IS NOT NULL AND NOT {temp_file}
+          QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)) w  -- a retried stage: the latest
+    WHERE w.status = 'killed' AND w.ts > w.finished + INTERVAL 1 SECOND
 )
 SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
        [actor] AS actors, list(DISTINCT why ORDER BY why) AS whys,
@@ -75,7 +95,8 @@ SELECT location, partition_spec, any_value(table_name) AS table_name, actor,
 FROM (SELECT *, unnest([event_id, ref]) AS x FROM late)
 GROUP BY location, partition_spec, actor
 ORDER BY location NULLS LAST, partition_spec, actor
-""".replace("{scratch_target}", _SCRATCH.format(p="target_path")).replace("{scratch_path}", _SCRATCH.format(p="path"))
+""".replace("{scratch_target}", _SCRATCH.format(p="target_path")).replace("{scratch_path}", _SCRATCH.format(p="path")) \
+ .replace("{temp_file}", in_temp_layer("coalesce(f.target_path, f.path)"))
 
 
 class LateCommit(SqlDetector):

@@ -46,21 +46,82 @@ FROM dir_deletes d
 JOIN reg r ON r.pkey = d.pkey AND r.part_spec = d.part_spec AND d.ts > r.ts
 LEFT JOIN after a ON a.pkey = d.pkey AND a.part_spec = d.part_spec
 WHERE (a.ts IS NULL OR a.ts < d.ts) AND NOT {temp_dp}
+  -- a drop since the last registration before the delete: the partition was no longer registered
+  AND NOT EXISTS (SELECT 1 FROM touched x
+                  WHERE x.pkey = d.pkey AND x.part_spec = d.part_spec AND x.kind = 'partition_drop' AND x.ts < d.ts
+                    AND x.ts >= (SELECT max(y.ts) FROM touched y
+                                 WHERE y.pkey = d.pkey AND y.part_spec = d.part_spec AND y.ts < d.ts
+                                   AND y.kind IN ('partition_add', 'partition_alter', 'partition_exists')
+                                   AND coalesce(y.status, 'ok') <> 'failed'))
 GROUP BY d.pkey, d.part_spec
+"""
+
+# Deleted data, whatever registered the partition (or nothing did): every data file that reached
+# the partition (file_fates of migration 0040: renamed, created, copied or listed there) was
+# removed afterwards - each object on its own, as object stores delete, or with its directory -
+# by a principal (storage user, query, application, job, thread) that wrote none of them, nothing
+# was written there again, and no metastore drop of the partition said it was meant.
+_DELETED_DATA_SQL = """
+lost AS MATERIALIZED (SELECT keys FROM fate_keys()),  -- the partitions a removal touched
+fates AS MATERIALIZED (
+    SELECT * FROM file_fates_at((SELECT keys FROM lost)) WHERE partition_spec IS NOT NULL
+),
+gone AS MATERIALIZED (
+    SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(removed_at) AS t1,
+           list(DISTINCT {'event': removed_event, 'by': removed_by, 'principals': removed_principals}) AS removals,
+           list(event_id) AS files,
+           list_distinct(flatten(list([user, actor, query_id, app_id, job_id]))) AS writers
+    FROM fates
+    GROUP BY location, partition_spec
+    HAVING bool_and(removed_event IS NOT NULL) AND bool_or(removed_how <> 'dedup')
+),
+removers AS (  -- the removals by a principal (storage user, actor, query, application, job) that wrote none of the files
+    SELECT location, partition_spec, x.event AS event_id, x.by AS actor
+    FROM (SELECT *, unnest(removals) AS x FROM gone)
+    WHERE NOT list_has_any(writers, x.principals)
+),
+dropped AS (
+    SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events
+    WHERE kind = 'partition_drop' AND part_spec IS NOT NULL AND ts IS NOT NULL
+),
+deleted_data AS (
+    SELECT g.location, g.partition_spec, any_value(g.table_name) AS table_name,
+           list(DISTINCT x.actor ORDER BY x.actor) AS actors,
+           list_sort(list_distinct(any_value(g.files) || list(x.event_id))) AS evidence,
+           any_value(g.t0) AS t0, any_value(g.t1) AS t1, 'deleted data' AS how
+    FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec
+    WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE d.location IS NOT DISTINCT FROM g.location
+                      AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)
+    GROUP BY g.location, g.partition_spec
+)"""
+
+_SQL = """
+WITH registered AS ({registered}),
+{deleted_data}
+SELECT *, 'registered' AS how FROM registered
+UNION ALL
+SELECT * FROM deleted_data d  -- the registered arm already tells of these
+WHERE NOT EXISTS (SELECT 1 FROM registered r WHERE r.location IS NOT DISTINCT FROM d.location
+                  AND r.partition_spec = d.partition_spec)
 ORDER BY location NULLS LAST, table_name, partition_spec
-""".format(temp_p=in_temp_layer("p"), temp_dp=in_temp_layer("d.p"))
+""".format(registered=_SQL.format(temp_p=in_temp_layer("p"), temp_dp=in_temp_layer("d.p")),
+           deleted_data=_DELETED_DATA_SQL.strip())
 
 
 class MetastoreMismatch(SqlDetector):
-    """The metastore lists a partition whose directory was deleted afterwards.
+    """A partition's data was deleted: its directory after the metastore registered it, or every
+    file loaded into it by someone who wrote none of them.
 
-    Symptom: SHOW PARTITIONS lists the partition, but reading it fails or returns nothing: its
-    directory is gone (or in the trash) on the filesystem.
+    Symptom: SHOW PARTITIONS lists the partition (or a job reads it), but reading it fails or
+    returns nothing: its directory is gone (or in the trash), or each of its objects was deleted.
     Cause: something deleted the partition directory after the partition was registered and
-    nothing wrote it again: a racing loader's cleanup after a failed add_partition (HIVE-20725),
-    a manual or scripted delete, a retention job working from the filesystem side.
+    nothing wrote it again, or a principal other than its writers (another user through
+    HiveServer2, a cleanup or retention job) deleted or trashed every file loaded into it - on an
+    object store object by object, usually without a directory marker - and nothing reloaded it:
+    a racing loader's cleanup after a failed add_partition (HIVE-20725), a manual or scripted
+    delete, a retention job working from the filesystem side.
     Remedy: restore the directory from the trash (the evidence shows who moved it there and
-    when) or re-run the partition's load; apply HIVE-20725; drop partitions through the
+    when), or the objects' previous versions on a versioned bucket, or re-run the partition's load; apply HIVE-20725; drop partitions through the
     metastore (ALTER TABLE … DROP PARTITION), never by deleting directories; MSCK REPAIR TABLE
     only re-syncs what is left.
     """
@@ -74,6 +135,9 @@ class MetastoreMismatch(SqlDetector):
         return storage.annotate(con, super().run(con))  # who deleted it, per the storage's records
 
     def summary(self, row):
+        if row["how"] == "deleted data":
+            return (f"every file loaded into {where(row)} was removed afterwards by {', '.join(row['actors'])}, "
+                    "who wrote none of them, and nothing wrote it again")
         return (
             f"{where(row)} is registered in the metastore but {', '.join(row['actors'])} deleted "
             "its directory afterwards and nothing wrote it again"

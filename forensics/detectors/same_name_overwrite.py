@@ -21,16 +21,27 @@ WITH queries AS (  -- a line's query: the last one its thread (or its threadless
     WHERE kind = 'query_start' AND ts IS NOT NULL
       AND (query_id IS NOT NULL OR thread IS NULL)
 ),
+commands AS (  -- each command of a thread, and the file it names if it is a LOAD DATA [LOCAL] INPATH '<path>'
+               -- (Driver's 'Starting command: …'); another command in between names none
+    SELECT source_id, coalesce(thread, '') AS thread, ts, event_id AS cmd_event,
+           nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+''([^'']+)''', 1),
+                                 '([^/]+)/*$', 1), '') AS cmd_file
+    FROM events
+    WHERE ts IS NOT NULL AND kind = 'query_start'
+),
 loads AS (
     SELECT l.event_id, l.ts, l.source_id, l.part_location, l.part_table, l.part_spec, l.path,
            coalesce(l.query_id, q.query_id, l.thread, l.app_id,
                     CASE WHEN q.line_no IS NOT NULL THEN 'query at line ' || q.line_no END) AS actor,
            regexp_extract(rtrim(l.path, '/'), '[^/]+$') AS file,
            coalesce(l.detail->>'overwrite', 'false') = 'true'
-               OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite
+               OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite,
+           c.cmd_file, c.cmd_event
     FROM partition_events l
     ASOF LEFT JOIN queries q
       ON q.source_id = l.source_id AND q.thread = coalesce(l.thread, '') AND l.ts >= q.ts
+    ASOF LEFT JOIN commands c
+      ON c.source_id = l.source_id AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts
     WHERE l.kind = 'load' AND coalesce(l.part_location, l.part_table) IS NOT NULL
       AND NOT {temp_path}
 ),
@@ -54,10 +65,14 @@ stats AS (  -- StatsTask's view of the partition after each write
     WHERE kind = 'stats' AND part_spec IS NOT NULL AND ts IS NOT NULL
       AND detail->>'num_files' IS NOT NULL AND detail->>'total_size' IS NOT NULL
 ),
+named_loads AS (  -- each load with the file name the previous load into its partition named
+    SELECT *, lag(cmd_file) OVER w AS prev_file, lag(cmd_event) OVER w AS prev_event FROM loads
+    WINDOW w AS (PARTITION BY part_table, part_spec ORDER BY ts, event_id)
+),
 stats_after AS (  -- each INTO load with the stats printed after it and those printed before it
     SELECT l.*, s1.event_id AS s1_id, s1.num_files AS files1, s1.total_size AS size1,
            s0.event_id AS s0_id, s0.num_files AS files0, s0.total_size AS size0
-    FROM loads l
+    FROM named_loads l
     JOIN LATERAL (
         SELECT * FROM stats s WHERE s.source_id = l.source_id AND s.part_table = l.part_table
           AND s.part_spec = l.part_spec AND s.ts >= l.ts
@@ -70,10 +85,13 @@ stats_after AS (  -- each INTO load with the stats printed after it and those pr
 ),
 by_stats AS (  -- the load added bytes but no file: it replaced one of the same name
     SELECT any_value(part_location) AS location, part_spec AS partition_spec,
-           any_value(part_table) AS table_name, NULL AS file,
+           any_value(part_table) AS table_name,
+           -- the commands name one file for the replaced load and its replacement: stated, not inferred
+           CASE WHEN bool_and(cmd_file = prev_file) THEN any_value(cmd_file) END AS file,
            list(actor ORDER BY ts, event_id) AS loaders,
            list(DISTINCT actor ORDER BY actor) FILTER (WHERE actor IS NOT NULL) AS actors,
-           flatten(list([s0_id, event_id, s1_id] ORDER BY ts, event_id)) AS evidence,
+           list_sort(list_distinct(flatten(list([s0_id, event_id, s1_id] ORDER BY ts, event_id))
+               || coalesce(flatten(list([prev_event, cmd_event]) FILTER (WHERE cmd_file = prev_file)), []))) AS evidence,
            min(ts) AS t0, max(ts) AS t1,
            to_json(list({{files_before: files0, files_after: files1, size_before: size0, size_after: size1}}
                         ORDER BY ts, event_id)) AS stats
@@ -112,6 +130,13 @@ class SameNameOverwrite(SqlDetector):
 
     def summary(self, row):
         n = len(row["loaders"])
+        if row["stats"] is not None and row["file"]:
+            st = json.loads(row["stats"])[-1]
+            return (
+                f"{row['file']} was loaded again into {where(row)} by {row['loaders'][-1]} (the LOAD "
+                f"commands name it) and num_files stayed at {st['files_after']} while total_size went "
+                f"{st['size_before']} -> {st['size_after']}: the load replaced the earlier copy"
+            )
         if row["stats"] is not None:
             st = json.loads(row["stats"])[-1]
             return (
@@ -126,6 +151,9 @@ class SameNameOverwrite(SqlDetector):
         )
 
     def detail(self, row):
+        if row["stats"] is not None and row["file"]:
+            return {"file": row["file"], "confidence": "high", "inferred_from": "commands and stats",
+                    "loads": list(row["loaders"]), "stats": json.loads(row["stats"])}
         if row["stats"] is not None:
             return {"confidence": "medium", "inferred_from": "stats", "loads": list(row["loaders"]),
                     "stats": json.loads(row["stats"])}
