@@ -130,6 +130,12 @@ def relabel(finding, objects: list[dict]) -> None:
     # longest first: no name is replaced inside a longer one
     for name in sorted(renamed, key=len, reverse=True):
         finding.summary = finding.summary.replace(name, renamed[name])
+    for label in set(renamed.values()):  # a detector that said the host after the old name: the label says it now
+        host = label.rsplit(" on ", 1)[1] if " on " in label else None
+        if host:
+            finding.summary = (finding.summary.replace(f"{label} (on {host})", label)
+                               .replace(f"{label} (on {host}, ", f"{label} (")
+                               .replace(f"{label} on {host}", label))
     attempts = (finding.detail or {}).get("attempts")
     if attempts:
         finding.detail = {**finding.detail, "attempts": [

@@ -41,6 +41,18 @@ NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "CS109": ("a temp or staging layer left behind in the partition", ("file", "dir_create")),
     "CS110": ("a registered partition with no data files", ("partition_add", "file")),
     "CS111": ("a committer manifest (_SUCCESS) that disagrees with the files", ("manifest", "file")),
+    "CS201": ("a file under a Delta/Iceberg/Hudi table that no version of its log references, older "
+              "than the retention window", ("table_commit", "table_add", "table_remove", "table_file")),
+    "CS202": ("a table log that adds a file already live, or twice in one commit, or keeps two "
+              "attempts' twins live", ("table_commit", "table_add", "table_remove")),
+    "CS203": ("a file the table's current version references that is absent on storage",
+              ("table_add", "table_remove", "table_file", "delete")),
+    "CS204": ("a version missing from the table's log, a commit file written twice, or a stale "
+              "overwrite that a concurrent append survived", ("table_commit", "table_add", "table_remove")),
+    "CS205": ("two table commits with one Delta txn (appId, version) or one streaming (queryId, epochId)",
+              ("table_commit",)),
+    "CS206": ("files of a Hudi instant never completed, or deleted by a completed rollback, still on "
+              "storage", ("table_commit", "table_add", "table_file")),
 }
 
 

@@ -168,8 +168,7 @@ class DoubleCommit(SqlDetector):
             return (f"task {task} of {row['app_id']} published by {n} attempts into {where(row)}: "
                     + "; ".join(spark_attempt_words(a) for a in row["attempts"]))
         ran = {r["attempt"]: r for r in row.get("ran") or ()}
-        names = [f"{a} (on {ran[a]['host']}" + (f", {ran[a]['container']})" if ran[a]["container"] else ")")
-                 if a in ran else a for a in row["actors"]]
+        names = [_where_ran(a, ran[a]) if a in ran else a for a in row["actors"]]
         return f"task {row['task']} published by {n} attempts into {where(row)}: {', '.join(names)}"
 
     def detail(self, row):
@@ -183,3 +182,10 @@ class DoubleCommit(SqlDetector):
         if row.get("ran"):
             d["ran"] = [dict(r) for r in row["ran"]]
         return d
+
+
+def _where_ran(actor: str, ran: dict) -> str:
+    """The actor with its host and container, the host once (an attempt's label can end with it)."""
+    said = [] if actor.endswith(f" on {ran['host']}") else [f"on {ran['host']}"]
+    said += [ran["container"]] if ran["container"] else []
+    return f"{actor} ({', '.join(said)})" if said else actor
