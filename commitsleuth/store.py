@@ -322,17 +322,22 @@ class Store:
         """The latest source of the first of ``uris`` the store has, else the latest whose
         fingerprint is ``fp``, in one query (a statement costs about a millisecond, a History
         Server directory has thousands of sources)."""
-        names = ", ".join("?" * len(uris))
-        cur = self.con.execute(
-            f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR fingerprint = ? ORDER BY source_id DESC",
-            [*uris, fp])
-        columns = [d[0] for d in cur.description]
-        found = [dict(zip(columns, row)) for row in cur.fetchall()]
+        found = self.sources_like(uris, fp)
         for uri in uris:
             for row in found:
                 if row["uri"] == uri:
                     return row
         return next((row for row in found if fp is not None and row["fingerprint"] == fp), None)
+
+    def sources_like(self, uris: list[str], fp: str | None) -> list[dict]:
+        """Every source named by one of ``uris`` or whose fingerprint is ``fp``, newest first,
+        in one query: what a file met again may be (the same name, or its bytes renamed)."""
+        names = ", ".join("?" * len(uris))
+        cur = self.con.execute(
+            f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR fingerprint = ? ORDER BY source_id DESC",
+            [*uris, fp])
+        columns = [d[0] for d in cur.description]
+        return [dict(zip(columns, row)) for row in cur.fetchall()]
 
     def add_source(self, uri: str, kind: str, **values) -> int:
         source_id = self.con.execute(
@@ -506,6 +511,24 @@ class Store:
             self._rollback()
             raise self._write_error(exc) from None
 
+    def retire_from(self, source_id: int, offset: int, **progress) -> int:
+        """Move a source's events that start at or after byte ``offset`` to ``superseded_events``
+        (they were read from a last line still being written, which has changed since) and set
+        its progress, in one transaction; returns how many moved."""
+        where = "source_id = ? AND byte_offset >= ?"
+        try:
+            self.con.execute("BEGIN")
+            moved = self.con.execute(f"SELECT count(*) FROM events WHERE {where}", [source_id, offset]).fetchone()[0]
+            self.con.execute(f"INSERT INTO superseded_events BY NAME SELECT * FROM events WHERE {where}",
+                             [source_id, offset])
+            self.con.execute(f"DELETE FROM events WHERE {where}", [source_id, offset])
+            self.update_source(source_id, **progress)
+            self.con.execute("COMMIT")
+        except (duckdb.Error, StoreWriteError) as exc:
+            self._rollback()
+            raise self._write_error(exc) from None
+        return moved
+
     def _rollback(self) -> None:
         try:
             self.con.execute("ROLLBACK")
@@ -516,6 +539,12 @@ class Store:
         if isinstance(exc, StoreWriteError):
             return exc
         return StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}")
+
+    def last_event_at_or_before(self, source_id: int, offset: int) -> tuple[int, int] | None:
+        """(byte offset, line) of a source's last event starting at or before ``offset``."""
+        return self.con.execute(
+            "SELECT byte_offset, line_no FROM events WHERE source_id = ? AND byte_offset <= ? "
+            "ORDER BY byte_offset DESC, line_no DESC LIMIT 1", [source_id, offset]).fetchone()
 
     def resume_point(self, source: dict) -> tuple[int, int, int]:
         """Where an unfinished source continues: (byte offset, line number, events already
@@ -540,7 +569,8 @@ class Store:
         return {reason: [count, line, sample] for reason, count, line, sample in found}
 
     def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
-        """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""
+        """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``; a negative
+        count takes back what was counted (a last line held back until it ends)."""
         for reason, (count, first_line, sample) in rejects.items():
             with _writing(self.path):
                 self.con.execute(
@@ -550,6 +580,9 @@ class Store:
                     """,
                     [source_id, reason, count, first_line, redact(sample)],
                 )
+        if any(count < 0 for count, _, _ in rejects.values()):
+            with _writing(self.path):
+                self.con.execute("DELETE FROM rejects WHERE source_id = ? AND count <= 0", [source_id])
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
