@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -193,19 +194,34 @@ def ingest(
         report.results.append(SourceResult(uri, "failed", reason=why, source_id=sid))
     workers = _workers([_size(f) for f in files])
     planned: deque = deque()
-    run = _Run()
+    run = _Run(store_files=_store_files(store))
+    if len(files) > 1000:  # a big directory: the names' rows fetched in one query
+        uris = [readable(str(f.resolve())) for f in files]
+        run.names = store.latest_sources(uris + [u + eventlogs.IN_PROGRESS for u in uris])
     stop = stop_requested or (lambda: 0)
+    reads: deque = deque()  # the reads among ``planned``: what the pool holds is counted on them alone
+
+    def finish_next() -> None:
+        item = planned.popleft()
+        if isinstance(item, FileRead):
+            reads.popleft()
+        report.results.append(_finish(store, item, on_events, stop))
+
     with _pool(workers) as pool, store.memory_limited():  # memory flat whatever the logs' size
         for path in files:
             if stop() and planned:
                 break  # the reads planned so far stop at their first checkpoint below
             item = _plan(store, path, fmt_forced, progress, pool, keep_reads, run)
             planned.append(item)
-            # Workers read ahead of the writes, a bounded amount of work: memory stays flat.
-            while workers_pool.ahead(*_handed_out(planned), workers):
-                report.results.append(_finish(store, planned.popleft(), on_events, stop))
+            if isinstance(item, FileRead):
+                reads.append(item)
+            # Workers read ahead of the writes, a bounded amount of work: memory stays flat. With
+            # no pool nothing is read ahead; results that need no writing pass straight through.
+            while planned and (pool is None or isinstance(planned[0], SourceResult)
+                               or workers_pool.ahead(*_handed_out(reads), workers)):
+                finish_next()
         while planned:
-            report.results.append(_finish(store, planned.popleft(), on_events, stop))
+            finish_next()
         run.retire_displaced(store)
     return report
 
@@ -233,6 +249,20 @@ def _pool(workers: int):
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _result(future, pool: ProcessPoolExecutor | None):
+    """A task's result; BrokenProcessPool once a worker of the pool died. A worker killed while
+    it sends a result leaves the executor waiting for the rest of it for ever, never marking the
+    pool broken: so a dead worker ends the pool here (see ``_kill_workers``)."""
+    while True:
+        try:
+            return future.result(timeout=0.5)
+        except FutureTimeout:
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            if any(proc.exitcode is not None for proc in processes):
+                _kill_workers(pool)
+                raise BrokenProcessPool("a worker process died") from None
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
@@ -317,6 +347,8 @@ class _Run:
     opened: set = field(default_factory=set)  # sources this run reads: a copy met later is not their continuation
     claimed: set = field(default_factory=set)  # sources recognised by their content under some name
     displaced: dict = field(default_factory=dict)  # source id -> row: its name now holds other bytes
+    names: dict | None = None  # uri -> its latest source when the run began (None: ask the store)
+    store_files: set = field(default_factory=set)  # the store's own files, never read
 
     def retire_displaced(self, store: Store) -> None:
         """A source whose name now holds other bytes is a replaced version only if no file of
@@ -334,7 +366,12 @@ def _identify(store: Store, path: Path, uri: str, fp: str, size: int, run: _Run)
     (``_Run.retire_displaced``); one that shrank is retired now, its bytes are gone. Also
     returns the latest source of the name, whatever it holds."""
     names = [uri, uri + eventlogs.IN_PROGRESS]
-    rows = [r for r in store.sources_like(names, fp) if r["status"] != "superseded"]
+    if size == 0 and run.names is not None:
+        # nothing to recognise by content: the latest row of the name, known since the run began
+        rows = [run.names[n] for n in names if n in run.names]
+    else:
+        rows = store.sources_like(names, fp if size else None)
+    rows = [r for r in rows if r["status"] != "superseded"]
     content = [r for r in rows if size and r["fingerprint"] == fp]
     content += [r for r in run.displaced.values() if size and r not in content and same_head(path, r["fingerprint"])]
     by_name = next((r for r in rows if r["uri"] in names), None)
@@ -383,7 +420,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     resolved = str(path.resolve())
     uri = readable(resolved)
     special = special_file(path)
-    if special or resolved in _store_files(store):
+    if special or resolved in run.store_files:
         reason = (f"a {special}, not a regular file: not opened" if special
                   else "the store this ingest writes: not read")
         sid = _record(store, uri, "skipped", reason, path=path)
@@ -731,7 +768,7 @@ class FileRead:
                 return
             a, b, future = self.futures[0]
             try:
-                table, stats, bytes_read, invalid, long_lines, error = future.result()
+                table, stats, bytes_read, invalid, long_lines, error = _result(future, self.pool)
             except BrokenProcessPool:
                 self.pool, self.futures, self.queued = None, [], []
                 yield from self._stream(a, self.first_line + line_shift)
@@ -854,11 +891,10 @@ def _record(store: Store, uri: str, status: str, reason: str, latest=_UNSET, *, 
     if latest is _UNSET:
         latest = store.find_source(uri)
     if latest is not None and latest["status"] == status and latest["reason"] == reason:
-        store.update_source(latest["source_id"], finished_at=_now(), **values)
         return latest["source_id"]
     if path is not None:
         values["uri_bytes"] = name_bytes(str(path.resolve()))
-    return store.add_source(uri, kind, status=status, reason=reason, finished_at=_now(), **values)
+    return store.add_source(uri, kind, later=True, status=status, reason=reason, finished_at=_now(), **values)
 
 
 def _store_files(store: Store) -> set[str]:
