@@ -263,7 +263,7 @@ class Store:
 
     def close(self) -> None:
         try:
-            self._flush_later()
+            self.flush()
         except StoreWriteError:
             pass  # rows of files not read: the next ingest writes them again
         if self._host is None:
@@ -340,7 +340,7 @@ class Store:
         100,000 files is 100,000 queries of a millisecond otherwise)."""
         import pyarrow as pa
 
-        self._flush_later()
+        self.flush()
         names = pa.table({"uri": pa.array(list(dict.fromkeys(uris)), pa.string())})  # noqa: F841 - read by DuckDB
         cur = self.con.execute("SELECT s.* FROM sources s JOIN names USING (uri) ORDER BY s.source_id")
         columns = [d[0] for d in cur.description]
@@ -349,7 +349,7 @@ class Store:
     def sources_like(self, uris: list[str], fp: str | None) -> list[dict]:
         """Every source named by one of ``uris`` or whose fingerprint is ``fp``, newest first,
         in one query: what a file met again may be (the same name, or its bytes renamed)."""
-        self._flush_later()
+        self.flush()
         names = ", ".join("?" * len(uris))
         cur = self.con.execute(
             f"SELECT * FROM sources WHERE uri IN ({names or 'NULL'}) OR fingerprint = ? ORDER BY source_id DESC",
@@ -368,7 +368,7 @@ class Store:
             self._later.append({"source_id": source_id, "uri": redact(uri), "kind": kind, "started_at": _now(),
                                 **_redacted(values)})
             return source_id
-        self._flush_later()
+        self.flush()
         source_id = self.con.execute(
             "SELECT coalesce(max(source_id), 0) + 1 FROM sources"
         ).fetchone()[0]
@@ -382,8 +382,9 @@ class Store:
             )
         return source_id
 
-    def _flush_later(self) -> None:
-        """Write the rows ``add_source(later=True)`` kept, in one insert."""
+    def flush(self) -> None:
+        """Write the rows ``add_source(later=True)`` kept, in one insert (a caller reading
+        ``con`` itself flushes first; every method here does)."""
         if not self._later:
             return
         import pyarrow as pa
@@ -395,7 +396,7 @@ class Store:
             self.con.execute(f"INSERT INTO sources BY NAME SELECT {', '.join(columns)} FROM later")
 
     def update_source(self, source_id: int, **values) -> None:
-        self._flush_later()
+        self.flush()
         if not values:
             return
         values = _redacted(values)
@@ -509,7 +510,7 @@ class Store:
         With no batch: a source's last rejects and final row, committed with the batches
         still open (one commit, where each statement alone would be one: a commit is most of
         a small source's cost)."""
-        self._flush_later()
+        self.flush()
         try:
             if not self._pending:
                 self.con.execute("BEGIN")
@@ -543,7 +544,7 @@ class Store:
     def supersede_source(self, source_id: int, reason: str) -> None:
         """Retire a source whose file was replaced by a new version: its events move to
         ``superseded_events`` and its status becomes ``superseded``, in one transaction."""
-        self._flush_later()
+        self.flush()
         try:
             self.con.execute("BEGIN")
             self.con.execute("INSERT INTO superseded_events BY NAME SELECT * FROM events WHERE source_id = ?",
@@ -559,7 +560,7 @@ class Store:
         """Move a source's events that start at or after byte ``offset`` to ``superseded_events``
         (they were read from a last line still being written, which has changed since) and set
         its progress, in one transaction; returns how many moved."""
-        self._flush_later()
+        self.flush()
         where = "source_id = ? AND byte_offset >= ?"
         try:
             self.con.execute("BEGIN")
@@ -631,14 +632,14 @@ class Store:
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
-        self._flush_later()
+        self.flush()
         cur = self.con.execute(sql, params or [])
         if cur.description is None:
             return [], []
         return [d[0] for d in cur.description], cur.fetchall()
 
     def count(self, table: str) -> int:
-        self._flush_later()
+        self.flush()
         return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 

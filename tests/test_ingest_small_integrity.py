@@ -59,7 +59,10 @@ def test_an_unreadable_subdirectory_is_an_error_and_the_rest_is_ingested(tmp_pat
     (d / "open").mkdir()
     (d / "closed" / "hs2.log").write_text(hive_log(30))
     (d / "open" / "hs2.log").write_text(hive_log(30, offset=30))
+    (d / "listed").mkdir()  # its names can be read, not its files (no search permission)
+    (d / "listed" / "hs2.log").write_text(hive_log(30, offset=60))
     (d / "closed").chmod(0o000)
+    (d / "listed").chmod(0o444)
     cli = str(Path(sys.executable).with_name("commitsleuth"))
     env = {k: v for k, v in os.environ.items() if k != "COMMITSLEUTH_DB"}
     try:
@@ -68,9 +71,11 @@ def test_an_unreadable_subdirectory_is_an_error_and_the_rest_is_ingested(tmp_pat
                            env=env, capture_output=True, text=True)
     finally:
         (d / "closed").chmod(0o755)
+        (d / "listed").chmod(0o755)
     assert r.returncode == 2, r.stderr
-    assert r.stdout.startswith("ingested 2 files (1 ok, 1 failed): 10 events"), r.stdout
-    assert r.stderr.splitlines() == [f"Error: {d / 'closed'}: cannot read the directory: Permission denied"]
+    assert r.stdout.startswith("ingested 3 files (1 ok, 2 failed): 10 events"), r.stdout
+    assert sorted(r.stderr.splitlines()) == [f"Error: {d / 'closed'}: cannot read the directory: Permission denied",
+                                             f"Error: {d / 'listed'}: cannot read the directory: Permission denied"]
     readable = subprocess.run([cli, "ingest", str(d / "open"), "--db", str(tmp_path / "other.duckdb")],
                               env=env, capture_output=True, text=True)
     assert readable.returncode == 0 and not readable.stderr

@@ -131,6 +131,14 @@ def _walk(top: Path, unreadable: list | None) -> list[Path]:
     for directory, _, names in os.walk(top, onerror=failed):
         for name in names:
             q = Path(directory, name)
+            try:
+                os.stat(q)
+            except PermissionError as exc:  # listed but not searchable (mode r--): its files unseen
+                exc.filename = directory
+                failed(exc)
+                break
+            except OSError:
+                pass  # a dangling symlink: no file, as before
             if q.is_file() or special_file(q):
                 found.append(q)
     return sorted(found)
@@ -196,7 +204,8 @@ def ingest(
     planned: deque = deque()
     run = _Run(store_files=_store_files(store))
     if len(files) > 1000:  # a big directory: the names' rows fetched in one query
-        uris = [readable(str(f.resolve())) for f in files]
+        run.resolved = {f: str(f.resolve()) for f in files}
+        uris = [readable(r) for r in run.resolved.values()]
         run.names = store.latest_sources(uris + [u + eventlogs.IN_PROGRESS for u in uris])
     stop = stop_requested or (lambda: 0)
     reads: deque = deque()  # the reads among ``planned``: what the pool holds is counted on them alone
@@ -223,6 +232,7 @@ def ingest(
         while planned:
             finish_next()
         run.retire_displaced(store)
+    store.flush()  # the rows of files not read, written together
     return report
 
 
@@ -349,6 +359,7 @@ class _Run:
     displaced: dict = field(default_factory=dict)  # source id -> row: its name now holds other bytes
     names: dict | None = None  # uri -> its latest source when the run began (None: ask the store)
     store_files: set = field(default_factory=set)  # the store's own files, never read
+    resolved: dict = field(default_factory=dict)  # path -> its absolute real path, when known
 
     def retire_displaced(self, store: Store) -> None:
         """A source whose name now holds other bytes is a replaced version only if no file of
@@ -417,13 +428,13 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
     run = _Run() if run is None else run
-    resolved = str(path.resolve())
+    resolved = run.resolved.get(path) or str(path.resolve())
     uri = readable(resolved)
     special = special_file(path)
     if special or resolved in run.store_files:
         reason = (f"a {special}, not a regular file: not opened" if special
                   else "the store this ingest writes: not read")
-        sid = _record(store, uri, "skipped", reason, path=path)
+        sid = _record(store, uri, "skipped", reason, path=resolved)
         return SourceResult(uri, "skipped", None, reason=reason, source_id=sid)
     try:
         size = eventlogs.size_of(path)
@@ -455,7 +466,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
                     previous["source_id"], resume_at, status="running", bytes_read=resume_at)}
 
     if size == 0:
-        sid = _record(store, uri, "skipped", "empty file", by_name, path=path, fingerprint=fp, size_bytes=0)
+        sid = _record(store, uri, "skipped", "empty file", by_name, path=resolved, fingerprint=fp, size_bytes=0)
         return SourceResult(uri, "skipped", None, reason="empty file", source_id=sid)
     try:
         head = peek_lines(path)
@@ -464,7 +475,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
     fmt = detect(uri, head, forced=fmt_forced)  # a forced format may still be pasted
     if fmt is None:
         reason = "not a log format commitsleuth reads"
-        sid = _record(store, uri, "skipped", reason, by_name, path=path, fingerprint=fp, size_bytes=size)
+        sid = _record(store, uri, "skipped", reason, by_name, path=resolved, fingerprint=fp, size_bytes=size)
         return SourceResult(uri, "skipped", None, reason=reason, source_id=sid)
 
     if resuming:
@@ -885,7 +896,7 @@ _UNSET = object()
 
 
 def _record(store: Store, uri: str, status: str, reason: str, latest=_UNSET, *, kind: str = "file",
-            path: Path | None = None, **values) -> int:
+            path: "Path | str | None" = None, **values) -> int:
     """The row of a source not read (skipped, failed): the same outcome as the name's latest row
     updates that row, so a FIFO or an empty file met at every run is one row, not one a run."""
     if latest is _UNSET:
@@ -893,7 +904,7 @@ def _record(store: Store, uri: str, status: str, reason: str, latest=_UNSET, *, 
     if latest is not None and latest["status"] == status and latest["reason"] == reason:
         return latest["source_id"]
     if path is not None:
-        values["uri_bytes"] = name_bytes(str(path.resolve()))
+        values["uri_bytes"] = name_bytes(path if isinstance(path, str) else str(path.resolve()))
     return store.add_source(uri, kind, later=True, status=status, reason=reason, finished_at=_now(), **values)
 
 
