@@ -42,7 +42,9 @@ class StoreWriteError(StoreError):
 class IngestInterrupted(CommitsleuthError):
     """SIGINT or SIGTERM stopped an ingest at a checkpoint."""
 
-    def __init__(self, uri: str, stored: int, size: int, signum: int):
+    def __init__(self, uri: str, stored: int, size: int, signum: int, decompressed: bool = False):
         self.uri, self.stored, self.size, self.signum = uri, stored, size, signum
-        super().__init__(f"interrupted: {stored} of {size} bytes of {uri} stored; "
-                         "run the same command to continue")
+        # a compressed file's checkpoint counts bytes of its text, never comparable to its size
+        what = (f"{stored} decompressed bytes of {uri} (a {size}-byte compressed file)" if decompressed
+                else f"{stored} of {size} bytes of {uri}")
+        super().__init__(f"interrupted: {what} stored; run the same command to continue")

@@ -316,6 +316,8 @@ class Store:
         ``intact``: a store that was there already is checked too (ingest, before it writes)."""
         self.path = str(path or default_db_path())
         self._host = host
+        self._later: list[dict] = []  # sources rows add_source(later=True) has not written yet
+        self._later_from = 0
         was_there = self.path != ":memory:" and Path(self.path).exists()
         if (read_only or existing) and self.path != ":memory:" and not was_there:
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
@@ -394,6 +396,10 @@ class Store:
         self.con.execute("RESET max_vacuum_tasks" if allowed else "SET max_vacuum_tasks = 0")
 
     def close(self) -> None:
+        try:
+            self.flush()
+        except StoreWriteError:
+            pass  # rows of files not read: the next ingest writes them again
         if self._host is None:
             self.con.close()
             return
@@ -456,6 +462,34 @@ class Store:
         """The latest source of the first of ``uris`` the store has, else the latest whose
         fingerprint is ``fp``, in one query (a statement costs about a millisecond, a History
         Server directory has thousands of sources)."""
+        found = self.sources_like(uris, fp)
+        for uri, key in zip(uris, [uri_key(uri) for uri in uris]):
+            for row in found:
+                if (row["uri_key"] == key) if key else (row["uri"] == uri and row["uri_key"] is None):
+                    return {**row, "uri": uri}  # the caller's URI, as read: compared, never stored
+        return next((row for row in found if fp is not None and row["fingerprint"] == fp), None)
+
+    def latest_sources(self, uris: list[str]) -> dict[str, dict]:
+        """The latest source of each of ``uris`` the store has, in one query (a directory of
+        100,000 files is 100,000 queries of a millisecond otherwise)."""
+        import pyarrow as pa
+
+        self.flush()
+        asked = list(dict.fromkeys(uris))
+        names = pa.table({"asked": pa.array(asked, pa.string()),  # noqa: F841 - read by DuckDB
+                          "key": pa.array([uri_key(u) for u in asked], pa.string())})
+        # a masked URI is found by its key, never its mask
+        cur = self.con.execute("SELECT s.*, n.asked FROM sources s JOIN names n ON "
+                               "(s.uri_key IS NULL AND n.key IS NULL AND s.uri = n.asked) OR s.uri_key = n.key "
+                               "ORDER BY s.source_id")
+        columns = [d[0] for d in cur.description]
+        rows = (dict(zip(columns, r)) for r in cur.fetchall())
+        return {row["asked"]: {**{k: v for k, v in row.items() if k != "asked"}, "uri": row["asked"]} for row in rows}
+
+    def sources_like(self, uris: list[str], fp: str | None) -> list[dict]:
+        """Every source named by one of ``uris`` or whose fingerprint is ``fp``, newest first,
+        in one query: what a file met again may be (the same name, or its bytes renamed)."""
+        self.flush()
         names = ", ".join("?" * len(uris))
         keys = [uri_key(uri) for uri in uris]  # a masked URI is found by its key, never its mask
         cur = self.con.execute(
@@ -463,14 +497,20 @@ class Store:
             "OR fingerprint = ? ORDER BY source_id DESC",
             [*uris, *keys, fp])
         columns = [d[0] for d in cur.description]
-        found = [dict(zip(columns, row)) for row in cur.fetchall()]
-        for uri, key in zip(uris, keys):
-            for row in found:
-                if (row["uri_key"] == key) if key else (row["uri"] == uri and row["uri_key"] is None):
-                    return {**row, "uri": uri}  # the caller's URI, as read: compared, never stored
-        return next((row for row in found if fp is not None and row["fingerprint"] == fp), None)
+        return [dict(zip(columns, row)) for row in cur.fetchall()]
 
-    def add_source(self, uri: str, kind: str, **values) -> int:
+    def add_source(self, uri: str, kind: str, later: bool = False, **values) -> int:
+        """A new ``sources`` row; returns its id. ``later``: the row is written with the next
+        write or read of ``sources`` (a row of a file not read: a directory of 100,000 empty
+        files writes them in one insert, not in 100,000 commits)."""
+        if later:
+            if not self._later:
+                self._later_from = self.con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone()[0]
+            source_id = self._later_from + len(self._later)
+            self._later.append({"source_id": source_id, "kind": kind, "started_at": _now(),
+                                **_redacted({**values, "uri": uri})})
+            return source_id
+        self.flush()
         source_id = self.con.execute(
             "SELECT coalesce(max(source_id), 0) + 1 FROM sources"
         ).fetchone()[0]
@@ -483,7 +523,21 @@ class Store:
             )
         return source_id
 
+    def flush(self) -> None:
+        """Write the rows ``add_source(later=True)`` kept, in one insert (a caller reading
+        ``con`` itself flushes first; every method here does)."""
+        if not self._later:
+            return
+        import pyarrow as pa
+
+        rows, self._later = self._later, []
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        later = pa.Table.from_pylist([{c: row.get(c) for c in columns} for row in rows])  # noqa: F841 - read by DuckDB
+        with _writing(self.path):
+            self.con.execute(f"INSERT INTO sources BY NAME SELECT {', '.join(columns)} FROM later")
+
     def update_source(self, source_id: int, **values) -> None:
+        self.flush()
         if not values:
             return
         values = _redacted(values)
@@ -597,6 +651,7 @@ class Store:
         With no batch: a source's last rejects and final row, committed with the batches
         still open (one commit, where each statement alone would be one: a commit is most of
         a small source's cost)."""
+        self.flush()
         try:
             if not self._pending:
                 self.con.execute("BEGIN")
@@ -630,6 +685,7 @@ class Store:
     def supersede_source(self, source_id: int, reason: str) -> None:
         """Retire a source whose file was replaced by a new version: its events move to
         ``superseded_events`` and its status becomes ``superseded``, in one transaction."""
+        self.flush()
         try:
             self.con.execute("BEGIN")
             self.con.execute("INSERT INTO superseded_events BY NAME SELECT * FROM events WHERE source_id = ?",
@@ -641,6 +697,25 @@ class Store:
             self._rollback()
             raise self._write_error(exc) from None
 
+    def retire_from(self, source_id: int, offset: int, **progress) -> int:
+        """Move a source's events that start at or after byte ``offset`` to ``superseded_events``
+        (they were read from a last line still being written, which has changed since) and set
+        its progress, in one transaction; returns how many moved."""
+        self.flush()
+        where = "source_id = ? AND byte_offset >= ?"
+        try:
+            self.con.execute("BEGIN")
+            moved = self.con.execute(f"SELECT count(*) FROM events WHERE {where}", [source_id, offset]).fetchone()[0]
+            self.con.execute(f"INSERT INTO superseded_events BY NAME SELECT * FROM events WHERE {where}",
+                             [source_id, offset])
+            self.con.execute(f"DELETE FROM events WHERE {where}", [source_id, offset])
+            self.update_source(source_id, **progress)
+            self.con.execute("COMMIT")
+        except (duckdb.Error, StoreWriteError) as exc:
+            self._rollback()
+            raise self._write_error(exc) from None
+        return moved
+
     def _rollback(self) -> None:
         try:
             self.con.execute("ROLLBACK")
@@ -651,6 +726,12 @@ class Store:
         if isinstance(exc, StoreWriteError):
             return exc
         return StoreWriteError(f"cannot write to {self.path}: {str(exc).splitlines()[0]}")
+
+    def last_event_at_or_before(self, source_id: int, offset: int) -> tuple[int, int] | None:
+        """(byte offset, line) of a source's last event starting at or before ``offset``."""
+        return self.con.execute(
+            "SELECT byte_offset, line_no FROM events WHERE source_id = ? AND byte_offset <= ? "
+            "ORDER BY byte_offset DESC, line_no DESC LIMIT 1", [source_id, offset]).fetchone()
 
     def resume_point(self, source: dict) -> tuple[int, int, int]:
         """Where an unfinished source continues: (byte offset, line number, events already
@@ -675,7 +756,8 @@ class Store:
         return {reason: [count, line, sample] for reason, count, line, sample in found}
 
     def add_rejects(self, source_id: int, rejects: dict[str, list]) -> None:
-        """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``."""
+        """Merge per-reason reject counters ``{reason: [count, first_line, sample]}``; a negative
+        count takes back what was counted (a last line held back until it ends)."""
         for reason, (count, first_line, sample) in rejects.items():
             with _writing(self.path):
                 self.con.execute(
@@ -685,15 +767,20 @@ class Store:
                     """,
                     [source_id, reason, count, first_line, redact(sample)],
                 )
+        if any(count < 0 for count, _, _ in rejects.values()):
+            with _writing(self.path):
+                self.con.execute("DELETE FROM rejects WHERE source_id = ? AND count <= 0", [source_id])
 
     # -- queries ---------------------------------------------------------------------------
     def query(self, sql: str, params=None) -> tuple[list[str], list[tuple]]:
+        self.flush()
         cur = self.con.execute(sql, params or [])
         if cur.description is None:
             return [], []
         return [d[0] for d in cur.description], cur.fetchall()
 
     def count(self, table: str) -> int:
+        self.flush()
         return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 

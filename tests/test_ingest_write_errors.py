@@ -82,15 +82,18 @@ def test_read_only_filesystem_is_one_error(cli, small_fs, tmp_path):
     assert rows(db, "SELECT status, events FROM sources") == [("ok", 200)]
 
 
-@pytest.mark.parametrize("commit_rows, kept", [(1, 20_000), (None, 0)])
-def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypatch, commit_rows, kept):
+@pytest.mark.parametrize("commit_rows, commit_seconds, kept", [(1, 1e9, 20_000), (None, 1e9, 0), (None, 0, 20_000)])
+def test_io_error_mid_ingest_keeps_the_store_consistent(cli, tmp_path, monkeypatch, commit_rows, commit_seconds,
+                                                        kept):
     from commitsleuth.ingest import local
 
     # commit_rows 1: each batch is committed with its checkpoint, and the two before the failure
-    # stay; by default the three batches are one transaction (fewer than COMMIT_ROWS events),
-    # and none of it stays
+    # stay; by default the three batches are one transaction (fewer than COMMIT_ROWS events, in
+    # less than COMMIT_SECONDS), and none of it stays; with COMMIT_SECONDS passed at every batch
+    # each commits, as with commit_rows 1
     if commit_rows is not None:
         monkeypatch.setattr(local, "COMMIT_ROWS", commit_rows)
+    monkeypatch.setattr(local, "COMMIT_SECONDS", commit_seconds)
     log = tmp_path / "hive.log"
     # 30,000 events: three batches; a binary line in the second one is rejected, and that
     # count survives the failure like the events

@@ -15,8 +15,11 @@ import select
 import signal
 import stat
 import threading
+import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +38,7 @@ from commitsleuth.parsers.attempts import attempt_of_log_name
 from commitsleuth.parsers.base import ATTEMPT_RE, BINARY, Format
 from commitsleuth.parsers.scan import BlockScanner
 from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
-                                  open_lines, peek_lines, same_head)
+                                  open_lines, peek_lines, same_head, unfinished_line)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
 from commitsleuth.parsers.lakehouse import inside_tables, record_table, split_tables
@@ -48,6 +51,9 @@ BATCH = 10_000
 # (docs/BENCHMARKS.md, 2026-11-23 05:40); of four, 0.1 s and nothing.
 COMMIT_ROWS = 4 * 122_880
 COMMIT_BYTES = 1 << 30
+# ... or when this many seconds passed since the last commit: a slow read (a worker range of a
+# big log, a decoder) stopped in its first minute keeps what it had written, not nothing.
+COMMIT_SECONDS = 5.0
 # when workers start and how big their tasks are: commitsleuth/ingest/pool.py (the environment tunes it)
 PARALLEL_MIN, RANGE = workers_pool.PARALLEL_MIN, workers_pool.RANGE
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
@@ -86,8 +92,9 @@ class IngestReport:
         return self.by_status("failed")
 
 
-def expand_paths(paths: Iterable[str]) -> list[Path]:
-    """Files named by paths, directories (recursive) and globs; a missing one is an InputError."""
+def expand_paths(paths: Iterable[str], unreadable: list | None = None) -> list[Path]:
+    """Files named by paths, directories (recursive) and globs; a missing one is an InputError.
+    A subdirectory that cannot be listed is appended to ``unreadable`` as ``(path, why)``."""
     files: list[Path] = []
     for raw in paths:
         matches = sorted(glob.glob(raw, recursive=True)) if glob.has_magic(raw) else [raw]
@@ -102,7 +109,7 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
             p = Path(m)
             if p.is_dir():
                 # special files met in a directory get a status too (skipped, never opened)
-                files.extend(sorted(q for q in p.rglob("*") if q.is_file() or special_file(q)))
+                files.extend(_walk(p, unreadable))
             else:
                 files.append(p)
     seen, unique = set(), []
@@ -112,6 +119,45 @@ def expand_paths(paths: Iterable[str]) -> list[Path]:
             seen.add(key)
             unique.append(f)
     return eventlogs.group_rolling(unique)
+
+
+def _walk(top: Path, unreadable: list | None) -> list[Path]:
+    """The files below ``top`` in path order (as ``sorted(top.rglob("*"))``), the directories
+    that could not be listed noted instead of passed over in silence."""
+    def failed(exc: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((Path(exc.filename), f"cannot read the directory: {exc.strerror or exc}"))
+
+    found = []
+    for directory, _, names in os.walk(top, onerror=failed):
+        for name in names:
+            q = Path(directory, name)
+            try:
+                os.stat(q)
+            except PermissionError as exc:  # listed but not searchable (mode r--): its files unseen
+                exc.filename = directory
+                failed(exc)
+                break
+            except OSError:
+                pass  # a dangling symlink: no file, as before
+            if q.is_file() or special_file(q):
+                found.append(q)
+    return sorted(found)
+
+
+def readable(path: str) -> str:
+    """A path as text that any output and the store take: a byte that is not UTF-8 (held by
+    Python as a lone surrogate) is written ``\\xff``; ``name_bytes`` keeps the real name."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def name_bytes(path: str) -> bytes | None:
+    """The name's bytes when its text form is not the name itself, else None."""
+    return os.fsencode(path) if readable(path) != path else None
 
 
 def special_file(path: Path) -> str | None:
@@ -156,22 +202,45 @@ def ingest(
     if not paths:
         return report
     roots = [root for root, _ in tables]
-    files = [f for f in expand_paths(paths) if not inside_tables(str(f), roots)]
+    unreadable: list = []
+    files = [f for f in expand_paths(paths, unreadable) if not inside_tables(str(f), roots)]
+    for directory, why in unreadable:  # an input error, as audit makes it: the rest is read
+        uri = readable(str(directory.resolve()))
+        sid = _record(store, uri, "failed", why, kind="file", path=directory)
+        report.results.append(SourceResult(uri, "failed", reason=why, source_id=sid))
     workers = _workers([_size(f) for f in files])
     planned: deque = deque()
-    opened: set[int] = set()  # sources this run reads: a copy met later is not their continuation
+    run = _Run(store_files=_store_files(store))
+    if len(files) > 1000:  # a big directory: the names' rows fetched in one query
+        run.resolved = {f: str(f.resolve()) for f in files}
+        uris = [readable(r) for r in run.resolved.values()]
+        run.names = store.latest_sources(uris + [u + eventlogs.IN_PROGRESS for u in uris])
     stop = stop_requested or (lambda: 0)
+    reads: deque = deque()  # the reads among ``planned``: what the pool holds is counted on them alone
+
+    def finish_next() -> None:
+        item = planned.popleft()
+        if isinstance(item, FileRead):
+            reads.popleft()
+        report.results.append(_finish(store, item, on_events, stop))
+
     with _pool(workers) as pool, store.memory_limited():  # memory flat whatever the logs' size
         for path in files:
             if stop() and planned:
                 break  # the reads planned so far stop at their first checkpoint below
-            item = _plan(store, path, fmt_forced, progress, pool, keep_reads, opened)
+            item = _plan(store, path, fmt_forced, progress, pool, keep_reads, run)
             planned.append(item)
-            # Workers read ahead of the writes, a bounded amount of work: memory stays flat.
-            while workers_pool.ahead(*_handed_out(planned), workers):
-                report.results.append(_finish(store, planned.popleft(), on_events, stop))
+            if isinstance(item, FileRead):
+                reads.append(item)
+            # Workers read ahead of the writes, a bounded amount of work: memory stays flat. With
+            # no pool nothing is read ahead; results that need no writing pass straight through.
+            while planned and (pool is None or isinstance(planned[0], SourceResult)
+                               or workers_pool.ahead(*_handed_out(reads), workers)):
+                finish_next()
         while planned:
-            report.results.append(_finish(store, planned.popleft(), on_events, stop))
+            finish_next()
+        run.retire_displaced(store)
+    store.flush()  # the rows of files not read, written together
     return report
 
 
@@ -198,6 +267,20 @@ def _pool(workers: int):
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _result(future, pool: ProcessPoolExecutor | None):
+    """A task's result; BrokenProcessPool once a worker of the pool died. A worker killed while
+    it sends a result leaves the executor waiting for the rest of it for ever, never marking the
+    pool broken: so a dead worker ends the pool here (see ``_kill_workers``)."""
+    while True:
+        try:
+            return future.result(timeout=0.5)
+        except FutureTimeout:
+            processes = list((getattr(pool, "_processes", None) or {}).values())
+            if any(proc.exitcode is not None for proc in processes):
+                _kill_workers(pool)
+                raise BrokenProcessPool("a worker process died") from None
 
 
 def _kill_workers(pool: ProcessPoolExecutor) -> None:
@@ -275,40 +358,101 @@ def _handed_out(planned: Iterable) -> tuple[int, int]:
     return len(tasks), sum(b - a for a, b in tasks)
 
 
+@dataclass
+class _Run:
+    """What one ingest run has decided about the sources it met."""
+
+    opened: set = field(default_factory=set)  # sources this run reads: a copy met later is not their continuation
+    claimed: set = field(default_factory=set)  # sources recognised by their content under some name
+    displaced: dict = field(default_factory=dict)  # source id -> row: its name now holds other bytes
+    names: dict | None = None  # uri -> its latest source when the run began (None: ask the store)
+    store_files: set = field(default_factory=set)  # the store's own files, never read
+    resolved: dict = field(default_factory=dict)  # path -> its absolute real path, when known
+
+    def retire_displaced(self, store: Store) -> None:
+        """A source whose name now holds other bytes is a replaced version only if no file of
+        the run turned out to be it under another name (rotation: ``mv x.log x.log.1``, or into
+        an archive directory that sorts first): its events stay live then."""
+        for sid in sorted(set(self.displaced) - self.claimed):
+            store.supersede_source(sid, "its first bytes changed: read again as a new version")
+        self.displaced.clear()
+
+
+def _identify(store: Store, path: Path, uri: str, fp: str, size: int, run: _Run) -> tuple[dict | None, dict | None]:
+    """The stored source this file is, or None: first by content (its fingerprint, under any
+    name: a rotated or archived file), then by name (the file grew, or was stopped). A source
+    whose name now holds other bytes is not retired here: a later file of the run may be it
+    (``_Run.retire_displaced``); one that shrank is retired now, its bytes are gone. Also
+    returns the latest source of the name, whatever it holds."""
+    names = [uri, uri + eventlogs.IN_PROGRESS]
+    if size == 0 and run.names is not None:
+        # nothing to recognise by content: the latest row of the name, known since the run began
+        rows = [run.names[n] for n in names if n in run.names]
+    else:
+        rows = store.sources_like(names, fp if size else None)
+    rows = [r for r in rows if r["status"] != "superseded"]
+    content = [r for r in rows if size and r["fingerprint"] == fp]
+    content += [r for r in run.displaced.values() if size and r not in content and same_head(path, r["fingerprint"])]
+    by_name = next((r for r in rows if r["uri"] in names), None)
+    if content:
+        # the one under this name, else one no other file of this run is
+        previous = next((r for r in content if r["uri"] in names), None) or next(
+            (r for r in content if r["source_id"] not in run.claimed), content[0])
+        run.claimed.add(previous["source_id"])
+        for other in rows:  # older versions under this name (a stop may have come before they retired)
+            if other["uri"] in names and other not in content and _read(other):
+                run.displaced[other["source_id"]] = other
+    else:
+        previous = by_name
+    if previous is not None and previous["uri"] in names and _read(previous):
+        if not same_head(path, previous["fingerprint"]):
+            run.displaced[previous["source_id"]] = previous
+            return None, by_name
+        if _shrank(path, previous, size):
+            # rewritten in place, shorter: a new version read whole; the old one's events retire
+            # to superseded_events, so the file's lines are never doubled
+            store.supersede_source(previous["source_id"], f"it shrank to {size} bytes: read again as a new version")
+            return None, by_name
+    return previous, by_name
+
+
+def _read(source: dict) -> bool:
+    """Whether a stored source holds what was read of a file (not a skip or a failure)."""
+    return bool(source["format"]) and source["status"] not in ("failed", "skipped")
+
+
+def _rename(store: Store, source: dict, uri: str) -> None:
+    """A source met under another name takes it when its old name no longer holds it (a
+    rotation moved it): its events' ``file:line`` then name the file that has those lines."""
+    if source["uri"] == uri or source["uri"] == uri + eventlogs.IN_PROGRESS:
+        return
+    old = Path(source["uri"])
+    if not (old.exists() and same_head(old, source["fingerprint"])):
+        store.update_source(source["source_id"], uri=uri)
+
+
 def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
-          keep_reads: bool = False, opened: set[int] | None = None) -> "SourceResult | FileRead":
+          keep_reads: bool = False, run: _Run | None = None) -> "SourceResult | FileRead":
     """What to do with one file: a result already (unchanged, skipped, failed) or its read,
     handed to the pool when there is one."""
-    uri = str(path.resolve())
+    run = _Run() if run is None else run
+    resolved = run.resolved.get(path) or str(path.resolve())
+    uri = readable(resolved)
     special = special_file(path)
-    if special:
-        reason = f"a {special}, not a regular file: not opened"
-        sid = store.add_source(uri, "file", status="skipped", reason=reason, finished_at=_now())
+    if special or resolved in run.store_files:
+        reason = (f"a {special}, not a regular file: not opened" if special
+                  else "the store this ingest writes: not read")
+        sid = _record(store, uri, "skipped", reason, path=resolved)
         return SourceResult(uri, "skipped", None, reason=reason, source_id=sid)
     try:
         size = eventlogs.size_of(path)
         fp = fingerprint(path)
     except OSError as exc:
-        return _failed(store, uri, None, f"cannot read: {exc.strerror or exc}")
+        return _failed(store, uri, None, f"cannot read: {exc.strerror or exc}", path=path)
 
-    # The same file under the same or another name (rotation): compare the stored head.
-    previous = store.find_previous([uri, uri + eventlogs.IN_PROGRESS], fp)
+    previous, by_name = _identify(store, path, uri, fp, size, run)
     resume_at, first_line, stored_at_resume, resuming = 0, 1, 0, False
-    if previous is not None and previous["status"] == "superseded":
-        previous = None
-    if previous is not None and previous["uri"] == uri and previous["format"] and previous["status"] not in ("failed", "skipped"):
-        # rewritten in place (truncated, shorter, another head): a new version read whole; the
-        # old one's events retire to superseded_events, so the file's lines are never doubled
-        changed = None
-        if not same_head(path, previous["fingerprint"]):
-            changed = "its first bytes changed"
-        elif _shrank(path, previous, size):
-            changed = f"it shrank to {size} bytes"
-        if changed:
-            store.supersede_source(previous["source_id"], f"{changed}: read again as a new version")
-            previous = None
-    opened = set() if opened is None else opened
-    if previous is not None and previous["source_id"] in opened:
+    if previous is not None and previous["source_id"] in run.opened:
         # a copy of a file this run is reading (same bytes under another name): read once
         return SourceResult(uri, "unchanged", previous["format"], source_id=previous["source_id"])
     if previous is not None and same_head(path, previous["fingerprint"]):
@@ -318,34 +462,37 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
             resuming = True
             fmt_forced = fmt_forced or get_format(previous["format"])
         elif size == previous["size_bytes"] and (previous["status"] != "skipped" or not fmt_forced):
+            _rename(store, previous, uri)
             return SourceResult(uri, "unchanged", previous["format"], source_id=previous["source_id"])
         elif previous["status"] in ("ok", "partial") and size > previous["size_bytes"] and previous["format"]:
             resume_at, first_line = previous["bytes_read"], previous["lines"] + 1
             resuming = True
             fmt_forced = fmt_forced or get_format(previous["format"])
+            if resume_at < previous["size_bytes"] and not path.is_dir() and is_plain(path):
+                # its last line had no newline: read again from its record, now it may have ended
+                previous = {**previous, "events": previous["events"] - store.retire_from(
+                    previous["source_id"], resume_at, status="running", bytes_read=resume_at)}
 
     if size == 0:
-        sid = store.add_source(uri, "file", fingerprint=fp, size_bytes=0, status="skipped",
-                               reason="empty file", finished_at=_now())
+        sid = _record(store, uri, "skipped", "empty file", by_name, path=resolved, fingerprint=fp, size_bytes=0)
         return SourceResult(uri, "skipped", None, reason="empty file", source_id=sid)
     try:
         head = peek_lines(path)
     except ReadError as exc:
-        return _failed(store, uri, fp, str(exc), size=size)
+        return _failed(store, uri, fp, str(exc), size=size, path=path)
     fmt = detect(uri, head, forced=fmt_forced)  # a forced format may still be pasted
     if fmt is None:
-        sid = store.add_source(
-            uri, "file", fingerprint=fp, size_bytes=size, status="skipped",
-            reason="not a log format commitsleuth reads", finished_at=_now(),
-        )
-        return SourceResult(uri, "skipped", None, reason="not a log format commitsleuth reads", source_id=sid)
+        reason = "not a log format commitsleuth reads"
+        sid = _record(store, uri, "skipped", reason, by_name, path=resolved, fingerprint=fp, size_bytes=size)
+        return SourceResult(uri, "skipped", None, reason=reason, source_id=sid)
 
     if resuming:
         sid = previous["source_id"]
         store.update_source(sid, uri=uri, status="running", fingerprint=fp, size_bytes=size)
     else:
-        sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size)
-    opened.add(sid)
+        sid = store.add_source(uri, "file", format=fmt.name, fingerprint=fp, size_bytes=size,
+                               uri_bytes=name_bytes(resolved))
+    run.opened.add(sid)
     ctx = SourceContext(uri=uri, source_id=sid, attempt_id=attempt_from_path(uri), keep_reads=keep_reads)
     read = FileRead(path, fmt, ctx, ParseStats(), resume_at, first_line, progress, size, pool)
     read.previous = previous if resuming else None
@@ -378,7 +525,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     written = known = pending = 0
     status, reason = "ok", None
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
-    committed_at = checkpoint[0]
+    committed_at, committed_when = checkpoint[0], time.monotonic()
     ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
     try:
         for table in read.tables():
@@ -391,20 +538,22 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
             if table.num_rows:
                 checkpoint = _last_position(table) or checkpoint
                 pending += table.num_rows
-                commit = pending >= COMMIT_ROWS or checkpoint[0] - committed_at >= COMMIT_BYTES
+                commit = (pending >= COMMIT_ROWS or checkpoint[0] - committed_at >= COMMIT_BYTES
+                          or time.monotonic() - committed_when >= COMMIT_SECONDS)
                 store.write_checkpoint(table, sid, read.uncommitted_rejects(), commit=commit,
                                        bytes_read=checkpoint[0], lines=checkpoint[1],
                                        events=previous.get("events", 0) + written + table.num_rows,
                                        rejected=previous.get("rejected", 0) + stats.rejected)
                 if commit:
-                    pending, committed_at = 0, checkpoint[0]
+                    pending, committed_at, committed_when = 0, checkpoint[0], time.monotonic()
                 written += table.num_rows
                 if on_events:
                     on_events(table.num_rows)
             signum = stop()
             if signum:
                 store.commit_pending()
-                raise IngestInterrupted(read.ctx.uri, checkpoint[0], read.size, signum)
+                raise IngestInterrupted(read.ctx.uri, checkpoint[0], read.size, signum,
+                                        decompressed=read.path.is_dir() or not is_plain(read.path))
     except (StoreWriteError, IngestInterrupted):
         raise  # the source stays running: the same command continues it from the checkpoint
     except ReadError as exc:
@@ -418,22 +567,55 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         reason = eventlogs.state_note(read.path)
     if ends is not None:  # after a damage's reason, before a state's
         reason = app_end.joined(reason, ends.note()) if status != "ok" else app_end.joined(ends.note(), reason)
+    bytes_read, lines = read.bytes_read, read.first_line - 1 + stats.lines
+    rejects = read.uncommitted_rejects()
+    held = _held_back(store, read, sid, lines)
+    if held:
+        # the rejects of the record held back are counted when it is read whole
+        bytes_read, lines, unsaid = held
+        for reason, (count, line, sample) in unsaid.rejects.items():
+            rejects[reason] = [rejects.get(reason, [0])[0] - count, line, sample]
+        stats.rejected -= unsaid.rejected
     # what was read before a damage is kept: the batches still open commit with the final row
     store.write_checkpoint(
         None,
         sid,
-        read.uncommitted_rejects(),
+        {reason: counted for reason, counted in rejects.items() if counted[0]},
         status=status,
         reason=reason,
         size_bytes=read.size,
-        bytes_read=read.bytes_read,
-        lines=read.first_line - 1 + stats.lines,
+        bytes_read=bytes_read,
+        lines=lines,
         events=previous.get("events", 0) + written,
         rejected=previous.get("rejected", 0) + stats.rejected,
         finished_at=_now(),
     )
     return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid,
                         known)
+
+
+def _held_back(store: Store, read: "FileRead", sid: int, lines: int) -> tuple[int, int, ParseStats] | None:
+    """(bytes read, lines, the held record's counters) for the checkpoint when a plain file's last
+    line has no newline: its events are stored (a finished file may lack the newline) but the
+    checkpoint stays before its record, so a file that grows has that record read again whole
+    (``retire_from``), with every line number after it the file's own."""
+    if read.path.is_dir() or read.bytes_read != read.size or not is_plain(read.path):
+        return None
+    try:
+        start = unfinished_line(read.path, read.bytes_read)
+    except OSError:
+        return None
+    if start is None:
+        return None
+    at, line = start, lines
+    if read.fmt.head is not None:  # a record of many lines: the one the last line ends
+        last = store.last_event_at_or_before(sid, start)
+        if last is not None and last[0] >= read.resume_at:
+            at, line = last
+    again = FileRead(read.path, read.fmt, read.ctx, ParseStats(), at, line, None, read.size)
+    for _ in again.tables():  # what the record held back counted, to take out of this read's
+        pass
+    return at, line - 1, again.stats
 
 
 def _last_position(table: pa.Table) -> tuple[int, int] | None:
@@ -512,49 +694,62 @@ class FileRead:
 
     def submit(self) -> None:
         """Hand the read to the pool: ranges of a plain headed log, or a small file whole.
-        Resumed reads and big compressed files stream here instead (bounded memory)."""
+        Resumed reads and big compressed files stream here instead (bounded memory). A pool
+        that lost a worker (the OOM killer) is broken for good: this read is then done here."""
         if self.pool is None or self.resume_at:
             return
         headed = (self.fmt.head is not None and self.fmt.decoder is None) or self.fmt.scanner is not None
-        if headed and is_plain(self.path):
-            bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
-            self.queued = [(a, b) for a, b in zip(bounds, bounds[1:])]
-            # a few ranges in flight, the next handed out as each is collected: a big file's
-            # parsed ranges never pile up in memory when writing is slower than parsing
-            for _ in range(min(len(self.queued), IN_FLIGHT)):
-                self._submit_next()
-        elif self.size <= RANGE:
-            job = (str(self.path), self.fmt.name, self.ctx, self.size)
-            self.futures.append((0, self.size, self.pool.submit(read_whole, job)))
+        try:
+            if headed and is_plain(self.path):
+                bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
+                self.queued = [(a, b) for a, b in zip(bounds, bounds[1:])]
+                # a few ranges in flight, the next handed out as each is collected: a big file's
+                # parsed ranges never pile up in memory when writing is slower than parsing
+                for _ in range(min(len(self.queued), IN_FLIGHT)):
+                    self._submit_next()
+            elif self.size <= RANGE:
+                job = (str(self.path), self.fmt.name, self.ctx, self.size)
+                self.futures.append((0, self.size, self.pool.submit(read_whole, job)))
+        except BrokenProcessPool:
+            self.pool = None  # what was handed out fails too and is read here, from its start
 
     def _submit_next(self) -> None:
-        a, b = self.queued.pop(0)
+        a, b = self.queued[0]
         job = (str(self.path), self.fmt.name, self.ctx, a, b)
         self.futures.append((a, b, self.pool.submit(scan_range, job)))
+        self.queued.pop(0)
 
     def tables(self) -> Iterator[pa.Table]:
-        if self.futures:
+        if self.futures or self.queued:
             yield from self._collect()
             return
+        yield from self._stream(self.resume_at, self.first_line)
+
+    def _stream(self, start: int, first_line: int) -> Iterator[pa.Table]:
+        """The file read in this process from ``start`` (a line start, the record above it
+        handled already unless it is the read's start), ``first_line`` its line number."""
         fmt = self.fmt
         if eventlog_fast.enabled(fmt.name):  # Spark event logs: the bulk decoded in SQL
             yield from self._fast_eventlog()
             return
         if fmt.scanner is None and (fmt.head is None or fmt.decoder is not None):
-            reader = open_lines(self.path, self.resume_at, self.first_line, self.progress)
+            reader = open_lines(self.path, start, first_line, self.progress)
             try:
                 yield from _batches(parse_lines(fmt, reader, self.ctx, self.stats))
             finally:
                 self.bytes_read = reader.bytes_read
-                self.invalid_utf8, self.long_lines = reader.invalid_utf8, reader.long_lines
+                self.invalid_utf8 += reader.invalid_utf8
+                self.long_lines += reader.long_lines
             return
-        reader = BlockReader(self.path, self.resume_at, progress=self.progress)
-        scanner = (fmt.scanner or BlockScanner)(fmt, self.ctx, self.stats, self.first_line)
+        reader = BlockReader(self.path, start, progress=self.progress)
+        scanner = (fmt.scanner or BlockScanner)(fmt, self.ctx, self.stats, first_line,
+                                                at_start=start == self.resume_at)
         try:
             yield from _batches(_scan(scanner, reader))
         finally:
             self.bytes_read = reader.bytes_read
-            self.invalid_utf8, self.long_lines = scanner.invalid_utf8, reader.long_lines
+            self.invalid_utf8 += scanner.invalid_utf8
+            self.long_lines += reader.long_lines
 
     def _fast_eventlog(self) -> Iterator[pa.Table]:
         """Block n + 1 parsed in a thread while block n is written. The reader's counters run
@@ -581,13 +776,28 @@ class FileRead:
                 yield table
 
     def _collect(self) -> Iterator[pa.Table]:
-        """The pool's results in file order, line numbers shifted past the ranges before."""
+        """The pool's results in file order, line numbers shifted past the ranges before.
+        A worker lost (SIGKILLed, out of memory) breaks the whole pool: what it had not
+        returned is read here from the first range not collected, so the source is read whole."""
         line_shift = 0
-        while self.futures:
-            a, b, future = self.futures.pop(0)
-            table, stats, bytes_read, invalid, long_lines, error = future.result()
+        while self.futures or self.queued:
+            if not self.futures:  # the pool broke while the next range was handed out
+                yield from self._stream(self.queued[0][0], self.first_line + line_shift)
+                self.queued = []
+                return
+            a, b, future = self.futures[0]
+            try:
+                table, stats, bytes_read, invalid, long_lines, error = _result(future, self.pool)
+            except BrokenProcessPool:
+                self.pool, self.futures, self.queued = None, [], []
+                yield from self._stream(a, self.first_line + line_shift)
+                return
+            self.futures.pop(0)
             if self.queued and error is None:
-                self._submit_next()
+                try:
+                    self._submit_next()
+                except BrokenProcessPool:
+                    self.pool = None
             if line_shift:
                 table = table.set_column(
                     table.schema.get_field_index("line_no"), "line_no",
@@ -684,11 +894,34 @@ def read_whole(job) -> tuple:
     return table, read.stats, read.bytes_read, read.invalid_utf8, read.long_lines, error
 
 
-def _failed(store: Store, uri: str, fp: str | None, reason: str, size: int | None = None) -> SourceResult:
-    sid = store.add_source(
-        uri, "file", fingerprint=fp, size_bytes=size, status="failed", reason=reason, finished_at=_now()
-    )
+def _failed(store: Store, uri: str, fp: str | None, reason: str, size: int | None = None,
+            path: Path | None = None) -> SourceResult:
+    sid = _record(store, uri, "failed", reason, path=path, fingerprint=fp, size_bytes=size)
     return SourceResult(uri, "failed", reason=reason, source_id=sid)
+
+
+_UNSET = object()
+
+
+def _record(store: Store, uri: str, status: str, reason: str, latest=_UNSET, *, kind: str = "file",
+            path: "Path | str | None" = None, **values) -> int:
+    """The row of a source not read (skipped, failed): the same outcome as the name's latest row
+    updates that row, so a FIFO or an empty file met at every run is one row, not one a run."""
+    if latest is _UNSET:
+        latest = store.find_source(uri)
+    if latest is not None and latest["status"] == status and latest["reason"] == reason:
+        return latest["source_id"]
+    if path is not None:
+        values["uri_bytes"] = name_bytes(path if isinstance(path, str) else str(path.resolve()))
+    return store.add_source(uri, kind, later=True, status=status, reason=reason, finished_at=_now(), **values)
+
+
+def _store_files(store: Store) -> set[str]:
+    """The files of the store being written, which an ingest of its own directory must not read."""
+    if store.path == ":memory:":
+        return set()
+    db = str(Path(store.path).resolve())
+    return {db, db + ".wal", db + ".wait"}
 
 
 def _now() -> dt.datetime:

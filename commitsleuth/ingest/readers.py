@@ -16,6 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 from commitsleuth.ingest import eventlogs
 
 HEAD_BYTES = 64 * 1024
+BOM = b"\xef\xbb\xbf"
 MAX_LINE = 1 << 20  # longer lines are cut here for parsing; the rest is counted, not kept
 CHUNK = 1 << 20
 
@@ -289,6 +290,27 @@ def same_head(path: Path, stored: str | None) -> bool:
         return False
 
 
+def unfinished_line(path: Path, end: int) -> int | None:
+    """Where the last line before ``end`` starts when it has no newline yet (a writer is in the
+    middle of it, or the file ends without one), else None. Looked for a chunk at a time back
+    to ``LONG_LINE_WINDOW``: a longer line was cut and counted as long already."""
+    if end <= 0:
+        return None
+    with open(path, "rb") as f:
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return None
+        pos = end
+        while pos > 0 and end - pos < LONG_LINE_WINDOW:
+            step = min(CHUNK, pos)
+            pos -= step
+            f.seek(pos)
+            nl = f.read(step).rfind(b"\n")
+            if nl >= 0:
+                return pos + nl + 1
+    return 0 if pos == 0 else None
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return "compressed stream ends early (truncated file)"
@@ -313,7 +335,7 @@ def peek_lines(path: Path, n: int = 200) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - zstandard/lz4 raise their own error types
         if not data:
             raise ReadError(_describe(exc)) from None
-    for line in data.split(b"\n")[:n]:
+    for line in data.removeprefix(BOM).split(b"\n")[:n]:
         out.append(line.decode("utf-8", "replace").rstrip("\r"))
     return out
 
@@ -419,6 +441,7 @@ class BlockReader:
         try:
             if offset:
                 _skip(f, offset)
+            at_start = offset == 0
             while True:
                 want = CHUNK if remaining is None else min(CHUNK, remaining)
                 chunk = f.read(want) if want > 0 else b""
@@ -426,6 +449,12 @@ class BlockReader:
                     break
                 if remaining is not None:
                     remaining -= len(chunk)
+                if at_start:  # a UTF-8 byte order mark is no part of the first line
+                    at_start = False
+                    if chunk.startswith(BOM):
+                        chunk, offset = chunk[len(BOM):], offset + len(BOM)
+                        if not chunk:
+                            continue
                 if self.progress:
                     self._advance()
                 if discarding:
