@@ -88,8 +88,13 @@ def _tree_rss_kib(pid: int) -> int:
 
 def ingest_measured(log: Path, db: Path, env: dict) -> tuple[int, str, str, int, int]:
     """(exit code, stdout, stderr, peak KiB of the largest process, peak KiB of the tree)."""
-    proc = subprocess.Popen([CLI, "ingest", str(log), "--db", str(db)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Started by a small launcher that reaps it and writes its ru_maxrss: a process started straight
+    # from pytest inherits pytest's own peak resident size as its ru_maxrss (the kernel records the
+    # old memory's high-water mark at exec, and the vfork child's old memory is pytest's, over 1 GiB
+    # late in a whole run), so the figure would be pytest's, not the ingest's.
+    maxrss = db.with_suffix(".maxrss")
+    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(maxrss), CLI, "ingest", str(log), "--db", str(db)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     tree_peak, done = 0, threading.Event()
 
     def sample():
@@ -97,17 +102,28 @@ def ingest_measured(log: Path, db: Path, env: dict) -> tuple[int, str, str, int,
         while not done.is_set():
             tree_peak = max(tree_peak, _tree_rss_kib(proc.pid))
             if tree_peak > LIMIT_KIB:
-                os.kill(proc.pid, signal.SIGKILL)  # over the limit already (Popen.kill could reap it)
+                os.killpg(proc.pid, signal.SIGKILL)  # over the limit already: the launcher and the ingest
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample)
     sampler.start()
     out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)  # ru_maxrss: the child and the workers it reaped
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.wait()
     done.set()
     sampler.join()
-    return proc.returncode, out, err, usage.ru_maxrss, tree_peak
+    peak = int(maxrss.read_text()) if maxrss.exists() else tree_peak  # killed over the limit: no figure
+    return proc.returncode, out, err, peak, tree_peak
+
+
+# argv: the file for the peak, then the command. ru_maxrss from wait4: the ingest and the workers
+# it reaped; the launcher's own few MiB are not in it.
+_LAUNCHER = """
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 @pytest.fixture(scope="module")
