@@ -37,40 +37,10 @@ from matrix import rows as R
 # Rows the fact model and detectors of today's main get wrong (issue 30). Each must still fail;
 # take a row off when it passes.
 EXPECTED_TO_FAIL_TODAY: set[str] = {
-    # live capture: the original attempt's start was captured, its end never was (killed after
-    # the speculative copy won): it is named only as "file 000003_0", not as TID 3
-    "double-write/live/direct/without-end/positive",
-    # HDFS audit alone, direct write: 000007_0 (TId 31) and 000007_1 (TId 58) are tied to their
-    # attempts, but the storage arm only groups one path written twice
-    "double-write/hdfs-audit/direct/caller-context/positive",
-    # HDFS audit alone: no source but the metastore registers a partition, so a Hive-loaded
-    # partition trashed or deleted by another user through HS2 is no finding
-    "deleted-data/hdfs-audit/hive-staging/trash/positive",
-    "deleted-data/hdfs-audit/hive-staging/delete/positive",
-    # S3 + HMS: without the directory marker the objects' delete is not "the partition deleted";
-    # with it, the finding names svc_cleanup and its address but not the job of the S3A Referer
-    # (ji=) in its actors
-    "deleted-data/s3+hms/s3a-magic/get_partition/marker/positive",
-    "deleted-data/s3+hms/s3a-magic/get_partition/no-marker/positive",
-    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/positive",
-    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/hms-log4j1/positive",
-    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/no-marker/positive",
-    # S3 + HMS: the partition was dropped through the metastore before its objects were deleted,
-    # yet CS107 says it is still registered (a drop before the delete does not unregister it)
-    "deleted-data/s3+hms/s3a-magic/get_partition/marker/negative",
-    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/negative",
-    "deleted-data/s3+hms/s3a-magic/get_partition_with_auth/marker/hms-log4j1/negative",
-    # Hive 0.x: the file name is in 'Starting command: LOAD DATA INPATH …', yet CS104 infers the
-    # replacement from the stats lines only (medium confidence, no file named)
-    "same-name-replace/hive-log/direct/hive0-starting-command/positive",
-    # Spark kills TID 58 (event log); its rename into the partition comes later (HDFS audit, caller
-    # context TId_58): the two sources' attempts are not one identity, so no late commit
-    "late-commit/spark-eventlog+hdfs-audit/foc-v2/caller-context/positive",
-    # live capture: TID 8 was killed at 30 s, its file 000003_1 was modified at 45 s; a listed
-    # file is no publish to CS102, so a zombie's direct write is no late commit
-    "late-commit/live/direct/killed-then-written/positive",
     # HDFS audit alone: two queries' mkdirs and renames into one partition interleave and one
     # trashes it, but a rename into the partition is no loading step, so the windows never overlap
+    # (counting renames that carry a query id as loading steps makes seed002_hdfs_normal's
+    # negative twin fire: the HiveServer2 thread and the audit log's query id count as two writers)
     "racing-loaders/hdfs-audit/hive-staging/caller-context/positive",
 }
 
