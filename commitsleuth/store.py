@@ -497,7 +497,10 @@ class Store:
             "OR fingerprint = ? ORDER BY source_id DESC",
             [*uris, *keys, fp])
         columns = [d[0] for d in cur.description]
-        return [dict(zip(columns, row)) for row in cur.fetchall()]
+        real = {key: uri for uri, key in zip(uris, keys) if key}
+        rows = [dict(zip(columns, row)) for row in cur.fetchall()]
+        # a row found by its key answers with the URI asked, as read: compared, never stored
+        return [{**row, "uri": real[row["uri_key"]]} if row["uri_key"] in real else row for row in rows]
 
     def add_source(self, uri: str, kind: str, later: bool = False, **values) -> int:
         """A new ``sources`` row; returns its id. ``later``: the row is written with the next

@@ -72,3 +72,17 @@ def test_a_file_without_a_final_newline_keeps_its_last_event_and_stays_unchanged
     assert per_file == [("hs2.log", 10), ("whole.log", 10)]
     assert cli("ingest", logs, "--db", db).out.startswith("ingested 2 files (2 unchanged): 0 events")
     assert rows(db, "SELECT count(*) FROM superseded_events") == [(0,)]
+
+
+def test_a_finished_file_without_a_newline_holds_back_its_last_record_only(cli, tmp_path):
+    """A real MR2 AppMaster log (loghub Hadoop_2k.log, CRLF lines, no final newline) whose last
+    event is ~930 lines before its end: the checkpoint stays at the last line's record, not at the
+    last event (which left half the file to be read again and said 1066 of its 2000 lines)."""
+    log = tmp_path / "Hadoop_2k.log"
+    log.write_bytes((CORPUS / "loghub" / "Hadoop_2k.log").read_bytes())
+    data = log.read_bytes()
+    assert not data.endswith(b"\n")
+    db = tmp_path / "s.duckdb"
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    assert rows(db, "select bytes_read, lines, events, status from sources") == [
+        (data.rindex(b"\n") + 1, data.count(b"\n"), 43, "ok")]

@@ -52,9 +52,26 @@ def test_whole_corpus_gives_identical_events_through_both_engines(both_engines):
     expected, got, report, attached, _ = both_engines
     assert sum(expected["events"].values()) > 0
     assert got["events"] == expected["events"]
-    assert got["sources"] == expected["sources"]
+    assert got["sources"] == _without_held_back_lines(expected["sources"])
     assert got["rejects"] == expected["rejects"]
     assert attached.events == report.events == sum(expected["events"].values())
+
+
+def _without_held_back_lines(sources: Counter) -> Counter:
+    """The local engine keeps a plain file's last line back when it has no newline (a writer may
+    still be writing it: tests/test_ingest_partial_line.py), the Spark engine reads it: the local
+    rows of such files as if read to their end, once each is checked to hold back that line alone."""
+    out = Counter()
+    for row, n in sources.items():
+        uri, size, bytes_read, lines = row[0], int(row[4]), row[5], row[6]
+        path = Path(uri)
+        if row[2] != "None" and bytes_read != "None" and int(bytes_read) < size and path.is_file():
+            data = path.read_bytes()
+            assert not data.endswith(b"\n") and (int(bytes_read), int(lines)) == (
+                data.rindex(b"\n") + 1, data.count(b"\n")), row
+            row = (*row[:5], str(size), str(int(lines) + 1), *row[7:])
+        out[row] += n
+    return out
 
 
 def test_parquet_is_partitioned_by_format_and_day(both_engines):

@@ -38,7 +38,7 @@ from commitsleuth.parsers.attempts import attempt_of_log_name
 from commitsleuth.parsers.base import ATTEMPT_RE, BINARY, Format
 from commitsleuth.parsers.scan import BlockScanner
 from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
-                                  open_lines, peek_lines, same_head, unfinished_line)
+                                  open_lines, peek_lines, record_start, same_head, unfinished_line)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
 from commitsleuth.parsers.lakehouse import inside_tables, record_table, split_tables
@@ -608,10 +608,14 @@ def _held_back(store: Store, read: "FileRead", sid: int, lines: int) -> tuple[in
     if start is None:
         return None
     at, line = start, lines
-    if read.fmt.head is not None:  # a record of many lines: the one the last line ends
-        last = store.last_event_at_or_before(sid, start)
-        if last is not None and last[0] >= read.resume_at:
-            at, line = last
+    if read.fmt.head is not None:  # a record of many lines: the one the last line ends, from its head
+        found = record_start(read.path, start, read.fmt.matches_head, read.resume_at)
+        if found is not None:
+            at, line = found[0], lines - found[1]
+        else:  # its head is further back: the last event stored before it
+            last = store.last_event_at_or_before(sid, start)
+            if last is not None and last[0] >= read.resume_at:
+                at, line = last
     again = FileRead(read.path, read.fmt, read.ctx, ParseStats(), at, line, None, read.size)
     for _ in again.tables():  # what the record held back counted, to take out of this read's
         pass

@@ -311,6 +311,28 @@ def unfinished_line(path: Path, end: int) -> int | None:
     return 0 if pos == 0 else None
 
 
+def record_start(path: Path, start: int, is_head: Callable[[str], bool], floor: int = 0) -> tuple[int, int] | None:
+    """Where the record holding the line at ``start`` begins: (byte offset, lines before ``start``),
+    the nearest line at or before ``start`` that ``is_head`` takes, looked for back to ``floor``
+    and at most ``LONG_LINE_WINDOW`` bytes; None when none is there (the record began earlier)."""
+    low = max(floor, start - LONG_LINE_WINDOW)
+    with open(path, "rb") as f:
+        f.seek(low)
+        data = f.read(start - low)
+        last = f.readline()
+    lines = data.split(b"\n")
+    if low > floor and lines:
+        lines = lines[1:]  # cut mid-line at the window's edge
+    offsets, at = [], start
+    for line in reversed(lines[:-1]):  # the text ends with the newline before ``start``
+        at -= len(line) + 1
+        offsets.append((at, line))
+    for back, (offset, line) in enumerate([(start, last)] + offsets):
+        if is_head(line.decode("utf-8", "replace").rstrip("\r\n")):
+            return offset, back
+    return None
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, EOFError):
         return "compressed stream ends early (truncated file)"
