@@ -109,11 +109,18 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     _add_patterns(redact_patterns)
     if engine == "spark":
         return _ingest_spark(paths, format_name, master, out, db)
+    from commitsleuth.ingest import pool
+
+    if _AS_PROGRAM:
+        pool.arrow_without_pandas()
+    pool.prestart(paths)  # the workers' imports run beside this process's own
     from commitsleuth.ingest import expand_paths, ingest as run_ingest
 
     total = sum(_size(p) for p in expand_paths(paths))  # a missing path: said before the store is made
-    with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db):
-        with _progress(total) as (advance, add_events), _stop_on_signals() as stop_requested:
+    # the bar first: opening (or creating) the store takes a moment the user should not wait blind
+    with _progress(total) as (advance, add_events), removed_unless_filled(db), \
+            Store(db, intact=True) as store, read_errors(db):
+        with _stop_on_signals() as stop_requested:
             try:
                 report = run_ingest(store, paths, format_name=format_name, progress=advance,
                                     on_events=add_events, keep_reads=keep_reads,
@@ -588,7 +595,13 @@ def main(argv: list[str] | None = None) -> int:
     return rv if isinstance(rv, int) else EXIT_OK
 
 
+# True in the ``commitsleuth`` program (not when ``main`` is called in a process that goes on)
+_AS_PROGRAM = False
+
+
 def run() -> None:
+    global _AS_PROGRAM
+    _AS_PROGRAM = True
     sys.exit(main())
 
 

@@ -227,6 +227,14 @@ def test_keyword_search_finds_the_lines_that_hold_a_keyword(corpus):
     assert hits > 100
 
 
+def test_keywords_are_searched_in_groups_the_simd_prefilter_takes():
+    """Past 64 patterns aho-corasick's Teddy prefilter is off and the search costs twice as much
+    (bench/ingest_text.py): every keyword in exactly one group, none of more than 64."""
+    groups = scan.keyword_groups()
+    assert sorted(k for g in groups for k in g) == sorted(KEYWORDS)
+    assert all(len(g) <= 64 for g in groups) and len(groups) == -(-len(KEYWORDS) // scan.GROUP)
+
+
 def test_worker_processes_give_the_same_store_as_one_pass(cli, corpus, tmp_path, monkeypatch):
     """Big inputs go to worker processes: plain logs cut into ranges, small files whole. The
     store must come out as a single in-process pass writes it."""

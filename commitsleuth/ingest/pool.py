@@ -14,7 +14,9 @@ The environment tunes it (tests and benchmarks run the same directory both ways)
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from typing import Iterable
 
 MAX_WORKERS = 4
@@ -38,3 +40,74 @@ def ahead(tasks: int, task_bytes: int, workers: int) -> bool:
     """True while the work handed out and not yet written is enough to keep ``workers`` busy:
     the parent writes before it plans more, so parsed results never pile up in memory."""
     return tasks > 2 * workers + 2 or task_bytes > IN_FLIGHT_BYTES
+
+
+def context():
+    """The multiprocessing context the workers start from. Workers fork from a server process
+    that imported the ingest once: no fork of a process holding DuckDB's threads, and no
+    start-up import per worker (0.5-0.8 cpu-s each, the CLI script included, which spawn runs
+    again in every child), nor a grammar build per worker."""
+    if "forkserver" in multiprocessing.get_all_start_methods() and can_watch():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["__main__", "commitsleuth.ingest.worker_preload"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def can_watch() -> bool:
+    """True where a worker can watch the ingest's process end (a pidfd: Linux >= 5.3)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+def prestart(paths: Iterable[str]) -> None:
+    """Start the workers' fork server now when the files named will need workers: its imports
+    (about 0.6 cpu-s) then run on the other core while this process imports the ingest and
+    opens the store, instead of after. Directories and globs are not looked into here (the
+    server then starts when the pool does)."""
+    sizes = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, ValueError):
+            continue
+        if os.path.isfile(p):
+            sizes.append(st.st_size)
+    if workers_for(sizes) < 2:
+        return
+    ctx = context()
+    if ctx.get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+class _NoPandas:
+    """An import finder that says pandas is not there."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not looked up by pyarrow in this process")
+        return None
+
+
+def arrow_without_pandas() -> None:
+    """Keep pyarrow from importing pandas (0.2-0.5 cpu-s, more than a small ingest's work): it
+    does so the first time it builds an array from a Python list, only to ask whether the list
+    is a pandas object, and commitsleuth never hands it one. pyarrow asks once per process;
+    asked here with pandas out of sight, it takes pandas as absent for the rest of the process
+    (and its forks); ``import pandas`` itself still works. Only for processes that ingest and
+    end: the CLI program and the ingest's workers."""
+    if "pandas" in sys.modules:
+        return
+    import pyarrow as pa
+
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(finder)

@@ -1,0 +1,61 @@
+"""The ingest command's start cost: what it imports and when its workers' server starts
+(their speed is measured in bench/ingest_text.py, never here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SEED = Path(__file__).resolve().parents[1] / "commitsleuth" / "samples" / "seed000"
+
+
+def _program(code: str, *args, env: dict | None = None) -> list[str]:
+    """Lines ``code`` prints, run as its own Python process (the state checked is per process)."""
+    import os
+
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.splitlines()
+
+
+def test_the_ingest_program_never_imports_pandas(tmp_path):
+    """pyarrow would import pandas (0.2-0.5 cpu-s) at the first array it builds from a list."""
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('pandas' in sys.modules))\n"
+             "from commitsleuth.cli import run\n"
+             "sys.argv = ['commitsleuth'] + sys.argv[1:]\n"
+             "run()\n")
+    lines = _program(probe, "ingest", SEED, "--db", tmp_path / "s.duckdb")
+    assert lines[0].startswith("ingested ") and not lines[0].endswith(": 0 events, 0 rejected lines"), lines
+    assert lines[-1] == "False"
+
+
+def test_pandas_still_imports_and_arrow_still_builds_tables_after():
+    probe = ("import sys\n"
+             "from commitsleuth.ingest.pool import arrow_without_pandas\n"
+             "arrow_without_pandas()\n"
+             "import pyarrow as pa\n"
+             "t = pa.table({'x': ['a', None], 'n': [1, 2]})\n"
+             "print('pandas' in sys.modules, t.column('x').to_pylist(), t.column('n').to_pylist())\n"
+             "import pandas\n"
+             "print(pandas.__name__)\n")
+    assert _program(probe) == ["False ['a', None] [1, 2]", "pandas"]
+
+
+def _children_after_prestart(path: Path, parallel_min: int) -> int:
+    probe = ("import os, sys\n"
+             "from commitsleuth.ingest import pool\n"
+             "pool.prestart([sys.argv[1], sys.argv[1] + '.missing'])\n"
+             "pid = os.getpid()\n"
+             "print(len(open(f'/proc/{pid}/task/{pid}/children').read().split()))\n")
+    return int(_program(probe, path, env={"COMMITSLEUTH_PARALLEL_MIN": str(parallel_min)})[-1])
+
+
+def test_workers_server_starts_before_the_store_opens_only_for_a_file_that_needs_workers(tmp_path):
+    log = tmp_path / "big.log"
+    log.write_bytes(b"x\n" * 5000)
+    assert _children_after_prestart(log, 1000) > 0  # the fork server (and its resource tracker)
+    assert _children_after_prestart(log, 1 << 30) == 0
+    assert _children_after_prestart(tmp_path, 1000) == 0  # a directory is not looked into
