@@ -86,3 +86,15 @@ def test_a_finished_file_without_a_newline_holds_back_its_last_record_only(cli, 
     assert cli("ingest", log, "--db", db).exit_code == 0
     assert rows(db, "select bytes_read, lines, events, status from sources") == [
         (data.rindex(b"\n") + 1, data.count(b"\n"), 43, "ok")]
+
+
+def test_a_held_back_record_that_is_rejected_leaves_no_reason_and_no_reject(cli, tmp_path):
+    """The cut keyword line of the last record is a reject while cut ("keyword line not
+    understood"); it is held back, so neither its reject nor its reason belongs to the source."""
+    text = hive_log(30).encode()
+    cut = text.index(b"(dt=", cut_inside(text, b"Loading data to table")) + 9  # "(dt=2018-" is no partition
+    log, db = tmp_path / "hs2.log", tmp_path / "s.duckdb"
+    log.write_bytes(text[:cut])
+    assert cli("ingest", log, "--db", db).exit_code == 0
+    assert rows(db, "select status, reason, rejected from sources") == [("ok", None, 0)]
+    assert rows(db, "select count(*) from rejects") == [(0,)]

@@ -9,7 +9,6 @@ import datetime as dt
 import glob
 import ctypes
 import errno
-import multiprocessing
 import os
 import select
 import signal
@@ -249,14 +248,7 @@ def _pool(workers: int):
     if workers < 2:
         yield None
         return
-    # Workers fork from a server process that imported this module once: no fork of a process
-    # holding DuckDB's threads, and no start-up import per worker (0.5-0.8 cpu-s each, the CLI
-    # script included, which spawn runs again in every child), nor a grammar build per worker.
-    if "forkserver" in multiprocessing.get_all_start_methods() and _can_watch():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["__main__", "commitsleuth.ingest.worker_preload"])
-    else:
-        ctx = multiprocessing.get_context("spawn")
+    ctx = workers_pool.context()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                initializer=_worker_start, initargs=(os.getpid(),))
     try:
@@ -321,14 +313,6 @@ def _worker_start(parent_pid: int) -> None:
         pass
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
-
-
-def _can_watch() -> bool:
-    try:
-        os.close(os.pidfd_open(os.getpid()))
-    except (AttributeError, OSError):  # not Linux >= 5.3
-        return False
-    return True
 
 
 def _end_with(pid: int) -> None:
@@ -536,7 +520,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
             table = store.unseen_events(table)  # held already: by live capture, a spool, a log
             known += rows - table.num_rows
             if table.num_rows:
-                checkpoint = _last_position(table) or checkpoint
+                checkpoint = last_position(table) or checkpoint
                 pending += table.num_rows
                 commit = (pending >= COMMIT_ROWS or checkpoint[0] - committed_at >= COMMIT_BYTES
                           or time.monotonic() - committed_when >= COMMIT_SECONDS)
@@ -569,12 +553,12 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         reason = app_end.joined(reason, ends.note()) if status != "ok" else app_end.joined(ends.note(), reason)
     bytes_read, lines = read.bytes_read, read.first_line - 1 + stats.lines
     rejects = read.uncommitted_rejects()
-    held = _held_back(store, read, sid, lines)
+    held = held_back(read, lines, lambda start: store.last_event_at_or_before(sid, start))
     if held:
         # the rejects of the record held back are counted when it is read whole
         bytes_read, lines, unsaid = held
-        for reason, (count, line, sample) in unsaid.rejects.items():
-            rejects[reason] = [rejects.get(reason, [0])[0] - count, line, sample]
+        for why, (count, line, sample) in unsaid.rejects.items():  # ``reason`` is the source's
+            rejects[why] = [rejects.get(why, [0])[0] - count, line, sample]
         stats.rejected -= unsaid.rejected
     # what was read before a damage is kept: the batches still open commit with the final row
     store.write_checkpoint(
@@ -594,11 +578,15 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
                         known)
 
 
-def _held_back(store: Store, read: "FileRead", sid: int, lines: int) -> tuple[int, int, ParseStats] | None:
+def held_back(read: "FileRead", lines: int,
+              last_event_before: Callable[[int], tuple[int, int] | None]) -> tuple[int, int, ParseStats] | None:
     """(bytes read, lines, the held record's counters) for the checkpoint when a plain file's last
     line has no newline: its events are stored (a finished file may lack the newline) but the
     checkpoint stays before its record, so a file that grows has that record read again whole
-    (``retire_from``), with every line number after it the file's own."""
+    (``retire_from``), with every line number after it the file's own. ``last_event_before``
+    gives (byte offset, line) of the last event stored at or before an offset: where the held
+    record starts when its head lies further back than ``record_start`` looks. Both engines
+    (local, Spark) hold back the same record."""
     if read.path.is_dir() or read.bytes_read != read.size or not is_plain(read.path):
         return None
     try:
@@ -613,7 +601,7 @@ def _held_back(store: Store, read: "FileRead", sid: int, lines: int) -> tuple[in
         if found is not None:
             at, line = found[0], lines - found[1]
         else:  # its head is further back: the last event stored before it
-            last = store.last_event_at_or_before(sid, start)
+            last = last_event_before(start)
             if last is not None and last[0] >= read.resume_at:
                 at, line = last
     again = FileRead(read.path, read.fmt, read.ctx, ParseStats(), at, line, None, read.size)
@@ -622,7 +610,7 @@ def _held_back(store: Store, read: "FileRead", sid: int, lines: int) -> tuple[in
     return at, line - 1, again.stats
 
 
-def _last_position(table: pa.Table) -> tuple[int, int] | None:
+def last_position(table: pa.Table) -> tuple[int, int] | None:
     """(byte offset, line) where the last event of a batch starts: the batch's checkpoint."""
     offsets = table.column("byte_offset")
     last = pc.max(offsets).as_py()

@@ -133,7 +133,11 @@ def _attach_source(store: Store, r: dict) -> int | None:
     values = {k: r[k] for k in ("format", "fingerprint", "size_bytes", "bytes_read", "lines", "status",
                                 "reason", "finished_at")}
     if existing is not None and r["first_line"] > 1 and existing["status"] == "ok":
-        store.update_source(existing["source_id"], **values, events=existing["events"] + r["events"],
+        # the record held back at the last run's checkpoint (its last line had no newline) was
+        # parsed again whole by this run: its earlier events retire, as the local engine's do
+        retired = store.retire_from(existing["source_id"], existing["bytes_read"]) if (
+            existing["bytes_read"] is not None and existing["bytes_read"] < existing["size_bytes"]) else 0
+        store.update_source(existing["source_id"], **values, events=existing["events"] - retired + r["events"],
                             rejected=existing["rejected"] + r["rejected"])
         return existing["source_id"]
     return store.add_source(r["uri"], "file", **values, events=r["events"], rejected=r["rejected"],

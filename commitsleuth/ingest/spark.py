@@ -139,7 +139,7 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
     """
     import pyarrow.compute as pc
 
-    from commitsleuth.ingest.local import FileRead, attempt_from_path
+    from commitsleuth.ingest.local import FileRead, attempt_from_path, held_back
     from commitsleuth.parsers import ParseStats, SourceContext, detect, get_format
     from commitsleuth.ingest.readers import ReadError, fingerprint, peek_lines
     from commitsleuth.redact import redact
@@ -168,9 +168,11 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
             ctx = SourceContext(uri=uri, source_id=uid, attempt_id=attempt_from_path(uri))
             read = FileRead(path, fmt, ctx, stats, 0, 1, None, size)
             ends = app_end.AppEnds()
+            positions = []  # (byte offsets, lines) of every event read, for the held-back record
             try:
                 for table in read.tables():
                     ends.add(table)
+                    positions.append(table.select(["byte_offset", "line_no"]))
                     if skip_lines:  # written by an earlier run, before the file grew
                         table = table.filter(pc.greater(table.column("line_no"), skip_lines))
                     src["events"] += table.num_rows
@@ -187,7 +189,18 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
             if fmt.name == app_end.FORMAT:
                 notes = (src["reason"], ends.note()) if src["status"] != "ok" else (ends.note(), src["reason"])
                 src["reason"] = app_end.joined(*notes)
-            src.update(bytes_read=read.bytes_read, lines=stats.lines, rejected=stats.rejected)
+            src.update(bytes_read=read.bytes_read, lines=stats.lines)
+            held = held_back(read, stats.lines, lambda start: _last_event_before(positions, start))
+            if held:
+                # as the local engine: the unfinished last record's events are written, its
+                # checkpoint stays before it, and its rejects count when it is read whole
+                src["bytes_read"], src["lines"], unsaid = held
+                for reason, (count, _, _) in unsaid.rejects.items():
+                    stats.rejects[reason][0] -= count
+                    if stats.rejects[reason][0] <= 0:
+                        del stats.rejects[reason]
+                stats.rejected -= unsaid.rejected
+            src["rejected"] = stats.rejected
     src["finished_at"] = _now()
     meta = [("source", json.dumps(src, default=str))]
     for reason, (count, first_line, sample) in stats.rejects.items():
@@ -197,6 +210,18 @@ def parse_unit(uri: str, unit_files: list[tuple[str, bytes]], run_id: str, forma
                                            "count": count, "first_line": first_line,
                                            "sample": redact(sample)})))
     yield _meta_batch(meta, run_id)
+
+
+def _last_event_before(positions: list[pa.Table], offset: int) -> tuple[int, int] | None:
+    """(byte offset, line) of the last event read that starts at or before ``offset``."""
+    import pyarrow.compute as pc
+
+    from commitsleuth.ingest.local import last_position
+
+    if not positions:
+        return None
+    table = pa.concat_tables(positions)
+    return last_position(table.filter(pc.less_equal(table.column("byte_offset"), offset)))
 
 
 def _event_batch(table: pa.Table, run_id: str, fmt: str) -> pa.RecordBatch:
