@@ -59,3 +59,14 @@ def test_workers_server_starts_before_the_store_opens_only_for_a_file_that_needs
     assert _children_after_prestart(log, 1000) > 0  # the fork server (and its resource tracker)
     assert _children_after_prestart(log, 1 << 30) == 0
     assert _children_after_prestart(tmp_path, 1000) == 0  # a directory is not looked into
+
+
+def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
+    from commitsleuth.ingest.pool import ranges_for
+
+    mb = 1 << 20
+    assert ranges_for(212 * mb, 2, 64 * mb) == 4  # not 64, 64, 64, 20: one worker idle at the end
+    assert ranges_for(130 * mb, 2, 64 * mb) == 4
+    assert ranges_for(1024 * mb, 4, 64 * mb) == 16
+    assert ranges_for(10 * mb, 1, 64 * mb) == 1 and ranges_for(200 * mb, 1, 64 * mb) == 4
+    assert ranges_for(10 * mb, 3, 64 * mb) == 3

@@ -209,7 +209,7 @@ def ingest(
         report.results.append(SourceResult(uri, "failed", reason=why, source_id=sid))
     workers = _workers([_size(f) for f in files])
     planned: deque = deque()
-    run = _Run(store_files=_store_files(store))
+    run = _Run(store_files=_store_files(store), workers=workers)
     if len(files) > 1000:  # a big directory: the names' rows fetched in one query
         run.resolved = {f: str(f.resolve()) for f in files}
         uris = [readable(r) for r in run.resolved.values()]
@@ -352,6 +352,7 @@ class _Run:
     names: dict | None = None  # uri -> its latest source when the run began (None: ask the store)
     store_files: set = field(default_factory=set)  # the store's own files, never read
     resolved: dict = field(default_factory=dict)  # path -> its absolute real path, when known
+    workers: int = 1  # worker processes of the run's pool
 
     def retire_displaced(self, store: Store) -> None:
         """A source whose name now holds other bytes is a replaced version only if no file of
@@ -485,6 +486,7 @@ def _plan(store: Store, path: Path, fmt_forced: Format | None, progress, pool,
         # the rejects stored before the stop count toward this read's status, not again in the store
         read.stats.rejects = store.rejects_of(sid)
         read.committed_rejects = read.stats.reject_counts()
+    read.workers = run.workers
     read.submit()
     return read
 
@@ -654,6 +656,7 @@ class FileRead:
         self.path, self.fmt, self.ctx, self.stats = path, fmt, ctx, stats
         self.resume_at, self.first_line, self.progress, self.size = resume_at, first_line, progress, size
         self.pool = pool
+        self.workers = 1  # processes of the pool: a file's ranges are cut to keep them all busy
         self.previous: dict | None = None
         self.futures: list = []  # (start, end, future) of work handed to the pool
         self.queued: list = []  # (start, end) of ranges not handed out yet
@@ -693,7 +696,7 @@ class FileRead:
         headed = (self.fmt.head is not None and self.fmt.decoder is None) or self.fmt.scanner is not None
         try:
             if headed and is_plain(self.path):
-                bounds = line_bounds(self.path, max(1, -(-self.size // RANGE)))
+                bounds = line_bounds(self.path, workers_pool.ranges_for(self.size, self.workers, RANGE))
                 self.queued = [(a, b) for a, b in zip(bounds, bounds[1:])]
                 # a few ranges in flight, the next handed out as each is collected: a big file's
                 # parsed ranges never pile up in memory when writing is slower than parsing

@@ -36,6 +36,15 @@ def workers_for(sizes: Iterable[int]) -> int:
     return 1
 
 
+def ranges_for(size: int, workers: int, range_bytes: int = RANGE) -> int:
+    """How many ranges a plain file of ``size`` bytes is cut into: none larger than ``range_bytes``
+    (memory stays bounded), and a multiple of ``workers``, so the last ones end together
+    (200 MB in 64 MB ranges left one worker parsing its second range while the other, done
+    with a 20 MB one, waited)."""
+    n = max(1, -(-size // range_bytes))
+    return -(-n // workers) * workers if workers > 1 else n
+
+
 def ahead(tasks: int, task_bytes: int, workers: int) -> bool:
     """True while the work handed out and not yet written is enough to keep ``workers`` busy:
     the parent writes before it plans more, so parsed results never pile up in memory."""
