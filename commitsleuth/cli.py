@@ -111,16 +111,18 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
         return _ingest_spark(paths, format_name, master, out, db)
     from commitsleuth.ingest import pool
 
-    if _AS_PROGRAM:
-        pool.arrow_without_pandas()
     pool.prestart(paths)  # the workers' imports run beside this process's own
-    from commitsleuth.ingest import expand_paths, ingest as run_ingest
+    # the bar first, its total once the paths are listed: the imports and the store's opening
+    # take a moment the user should not wait through blind
+    bar = _progress(None)
+    with bar as (advance, add_events):
+        if _AS_PROGRAM:
+            pool.arrow_without_pandas()
+        from commitsleuth.ingest import expand_paths, ingest as run_ingest
 
-    total = sum(_size(p) for p in expand_paths(paths))  # a missing path: said before the store is made
-    # the bar first: opening (or creating) the store takes a moment the user should not wait blind
-    with _progress(total) as (advance, add_events), removed_unless_filled(db), \
-            Store(db, intact=True) as store, read_errors(db):
-        with _stop_on_signals() as stop_requested:
+        bar.set_total(sum(_size(p) for p in expand_paths(paths)))  # a missing path: said before the store is made
+        with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db), \
+                _stop_on_signals() as stop_requested:
             try:
                 report = run_ingest(store, paths, format_name=format_name, progress=advance,
                                     on_events=add_events, keep_reads=keep_reads,
@@ -515,12 +517,18 @@ def _size(path) -> int:
 class _progress:
     """A rich progress bar on stderr when it is a terminal (bytes, MB/s, events); nothing otherwise.
 
-    Entering gives ``(advance_bytes, add_events)`` callbacks, both None when quiet.
+    Entering gives ``(advance_bytes, add_events)`` callbacks, both None when quiet. A ``total``
+    of None draws the bar at once, its size told later (``set_total``).
     """
 
-    def __init__(self, total: int):
+    def __init__(self, total: int | None):
         self.total = total
         self.bar = None
+        self.task = None
+
+    def set_total(self, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, total=total)
 
     def __enter__(self):
         if not sys.stderr.isatty() or self.total == 0:
@@ -535,7 +543,7 @@ class _progress:
             transient=True, console=Console(stderr=True),
         )
         self.bar.start()
-        task = self.bar.add_task("ingest", total=self.total, events=0)
+        task = self.task = self.bar.add_task("ingest", total=self.total, events=0)
 
         def add_events(n: int) -> None:
             self.bar.update(task, events=self.bar.tasks[task].fields["events"] + n)

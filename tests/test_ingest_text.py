@@ -348,6 +348,28 @@ def test_progress_bar_shows_speed_and_events_on_a_terminal_only(monkeypatch):
     assert re.search(r"\d+(\.\d)? MB/s", shown), shown
 
 
+def test_progress_bar_is_drawn_before_its_total_is_known(monkeypatch):
+    """The ingest draws the bar before it imports the engine, lists the paths and opens the store
+    (progress within a second), and gives it the total once the paths are listed."""
+    import io
+    import sys
+
+    from commitsleuth.cli import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    bar = _progress(None)
+    with bar as (advance, _):
+        assert advance is not None
+        bar.set_total(10 << 20)
+        advance(5 << 20)
+    assert "5.2/10.5 MB" in term.getvalue()
+
+
 def test_hadoop1_userlogs_tree_names_the_attempt_in_the_path(cli, tmp_path, db_path):
     attempt = "attempt_201304111550_268224_m_000005_1"
     where = tmp_path / "userlogs" / "job_201304111550_268224" / attempt
