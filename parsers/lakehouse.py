@@ -23,13 +23,14 @@ the events are written (``model.events_to_arrow``), operation parameters and use
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from urllib.parse import unquote
 
-from commitsleuth.forensics.paths import normalize_spec, resolve, split_scheme, table_from_location
+from commitsleuth.forensics.paths import PathInfo, normalize_spec, resolve, split_scheme, table_from_location
 from commitsleuth.model import Event
 
 # Spark names a V2 (Iceberg) data file partitionId-TID-operationId-fileCount
@@ -161,7 +162,7 @@ class TableLog:
         """A ``table_add`` or ``table_remove`` of one data file: ``path`` relative to the table
         root (percent-encoded, as Delta writes it) or an absolute URI."""
         full = self.absolute(path)
-        info = resolve(full)
+        info = resolve_file(full)
         spec = normalize_spec(partition_spec) if partition_spec else info.partition_spec
         detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
         detail.update(writer_of(info.file_name or ""))
@@ -175,6 +176,22 @@ class TableLog:
         if _absolute(path) or re.match(r"^[a-zA-Z][\w+.-]*:", path):
             return storage_path(path)
         return self.root.rstrip("/") + "/" + unquote(path)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve_dir(directory: str) -> PathInfo:
+    return resolve(directory, is_dir=True)
+
+
+def resolve_file(path: str) -> PathInfo:
+    """``resolve(path)`` for a data file, its directory resolved once for all the files in it:
+    a table's log names up to millions of files in a few partition directories."""
+    directory, _, name = path.rpartition("/")
+    if not directory or not name or "=" in name or ":" in name:
+        return resolve(path)  # a k=v last segment is a directory to resolve(): its own rules
+    where, own = _resolve_dir(directory), resolve(name)
+    return PathInfo(where.location, where.partition_spec, own.file_name, own.file_task, own.file_attempt,
+                    own.write_uuid, where.temp or own.temp)
 
 
 def storage_path(uri: str) -> str:
