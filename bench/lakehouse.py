@@ -37,7 +37,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def child(side: str, fmt: str, table: str) -> None:
-    """One timed read in this process; prints {seconds, rows, rss_mib}."""
+    """One timed read in this process; prints {seconds, rows, rss_mib, cpu} (cpu: CPU seconds of the
+    read, less sensitive than wall time to the other sessions' load)."""
+    cpu0 = time.process_time()
     if side == "ours":
         from commitsleuth.parsers.lakehouse import record_table, table_root
         from commitsleuth.store import Store
@@ -45,7 +47,7 @@ def child(side: str, fmt: str, table: str) -> None:
         work = tempfile.mkdtemp()
         store = Store(os.path.join(work, "b.duckdb"))
         root, found = table_root(table)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         result, problems = record_table(store, root, found)
         seconds = time.perf_counter() - t0
         assert not problems, problems[:3]
@@ -54,19 +56,20 @@ def child(side: str, fmt: str, table: str) -> None:
     elif fmt == "delta":
         from deltalake import DeltaTable
 
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         rows = DeltaTable(table).get_add_actions().num_rows
         seconds = time.perf_counter() - t0
     else:
         from pyiceberg.catalog.sql import SqlCatalog
 
         root = Path(table).parents[2]
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         tbl = SqlCatalog("b", uri=f"sqlite:///{root}/cat.db", warehouse=f"file://{root}/wh").load_table("db.t")
         rows = tbl.inspect.entries().num_rows
         seconds = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "rows": rows, "rss_mib": rss}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"seconds": seconds, "rows": rows, "rss_mib": usage.ru_maxrss / 1024,
+                      "cpu": time.process_time() - cpu0}))
 
 
 def run_child(side: str, fmt: str, table: str) -> dict:
@@ -84,6 +87,7 @@ def run_audit(table: str) -> dict:
     seconds = time.perf_counter() - t0
     out = proc.stdout.read()
     return {"seconds": seconds, "rss_mib": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status),
+            "cpu": usage.ru_utime + usage.ru_stime,
             "said": " | ".join(out.strip().splitlines()[:2])}
 
 
@@ -100,18 +104,20 @@ def compare(fmt: str, table: str, repeat: int, audit: bool) -> None:
     for _ in range(repeat):
         ours.append(run_child("ours", fmt, table))
         theirs.append(run_child("theirs", fmt, table))
-        print(f"  {fmt} run: ours {ours[-1]['seconds']:.2f} s, {ours[-1]['rss_mib']:.0f} MiB, "
-              f"{ours[-1]['rows']} events; theirs {theirs[-1]['seconds']:.2f} s, {theirs[-1]['rss_mib']:.0f} MiB, "
+        print(f"  {fmt} run: ours {ours[-1]['seconds']:.2f} s (CPU {ours[-1]['cpu']:.2f} s), {ours[-1]['rss_mib']:.0f} MiB, "
+              f"{ours[-1]['rows']} events; theirs {theirs[-1]['seconds']:.2f} s (CPU {theirs[-1]['cpu']:.2f} s), "
+              f"{theirs[-1]['rss_mib']:.0f} MiB, "
               f"{theirs[-1]['rows']} rows; load {load()}", flush=True)
     o, t = [r["seconds"] for r in ours], [r["seconds"] for r in theirs]
     ratios = [a / b for a, b in zip(o, t)]
     print(f"{fmt}: ours {spread(o)} s, theirs {spread(t)} s, ratio of medians {statistics.median(o) / statistics.median(t):.2f} "
-          f"(per run {min(ratios):.2f}-{max(ratios):.2f}), ours peak {spread([r['rss_mib'] for r in ours])} MiB",
+          f"(per run {min(ratios):.2f}-{max(ratios):.2f}), CPU ours {spread([r['cpu'] for r in ours])} s theirs "
+          f"{spread([r['cpu'] for r in theirs])} s, ours peak {spread([r['rss_mib'] for r in ours])} MiB",
           flush=True)
     if audit:
         runs = [run_audit(table) for _ in range(repeat)]
         for r in runs:
-            print(f"  {fmt} audit: {r['seconds']:.1f} s, {r['rss_mib']:.0f} MiB, exit {r['exit']}: {r['said']}", flush=True)
+            print(f"  {fmt} audit: {r['seconds']:.1f} s (CPU {r['cpu']:.1f} s), {r['rss_mib']:.0f} MiB, exit {r['exit']}: {r['said']}", flush=True)
         print(f"{fmt} audit: {spread([r['seconds'] for r in runs])} s, peak {spread([r['rss_mib'] for r in runs])} MiB; "
               f"load {load()}", flush=True)
 

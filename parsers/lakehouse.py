@@ -290,6 +290,7 @@ def table_root(path: str) -> tuple[str, TableFormat] | None:
 
 
 BATCH = 20_000
+STEP = 1_000  # events between two moves of a progress bar
 
 
 def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
@@ -339,6 +340,10 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
         if len(batch) >= BATCH:
             written += flush(batch)
             batch = []
+        elif progress is not None and len(batch) % STEP == 0:
+            # a log of 100k versions: the bar moves with the files read, not only per batch stored
+            progress(log.files.bytes_read - shown)
+            shown = log.files.bytes_read
     written += flush(batch)
     reason = None
     if log.problems:

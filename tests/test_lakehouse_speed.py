@@ -76,3 +76,23 @@ def test_projection_keeps_only_the_fields_the_writer_has():
     cut = iceberg_metadata._projection(schema, iceberg_metadata._ENTRY_FIELDS)
     assert [f["name"] for f in cut["fields"]] == ["status", "data_file"]
     assert [f["name"] for f in cut["fields"][1]["type"]["fields"]] == ["file_path"]
+
+
+def test_progress_moves_within_a_batch(tmp_path, monkeypatch):
+    """A long log moves the bar as its files are read, not once per batch of events stored."""
+    from deltalake import write_deltalake
+
+    from commitsleuth.ingest import ingest
+    from commitsleuth.parsers import lakehouse
+    from commitsleuth.store import Store
+
+    table = tmp_path / "t"
+    for _ in range(4):
+        write_deltalake(str(table), pa.table({"v": [1]}), mode="append")
+    monkeypatch.setattr(lakehouse, "STEP", 2)
+    advanced = []
+    with Store(tmp_path / "s.duckdb") as store:
+        report = ingest(store, [str(table)], progress=advanced.append)
+    assert report.events == 8
+    assert len([n for n in advanced if n]) >= 3
+    assert sum(advanced) == sum(p.stat().st_size for p in (table / "_delta_log").glob("*.json"))
