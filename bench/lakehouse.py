@@ -103,6 +103,7 @@ def compare(fmt: str, table: str, repeat: int, audit: bool) -> None:
     ours, theirs = [], []
     for _ in range(repeat):
         ours.append(run_child("ours", fmt, table))
+        print(f"  {fmt} ours: {json.dumps(ours[-1])}; load {load()}", flush=True)  # kept if theirs never ends
         theirs.append(run_child("theirs", fmt, table))
         print(f"  {fmt} run: ours {ours[-1]['seconds']:.2f} s (CPU {ours[-1]['cpu']:.2f} s), {ours[-1]['rss_mib']:.0f} MiB, "
               f"{ours[-1]['rows']} events; theirs {theirs[-1]['seconds']:.2f} s (CPU {theirs[-1]['cpu']:.2f} s), "

@@ -163,7 +163,7 @@ class TableLog:
         root (percent-encoded, as Delta writes it) or an absolute URI."""
         full = self.absolute(path)
         info = resolve_file(full)
-        spec = normalize_spec(partition_spec) if partition_spec else info.partition_spec
+        spec = _normal_spec(partition_spec) if partition_spec else info.partition_spec
         detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
         detail.update(writer_of(info.file_name or ""))
         return Event(kind, ts=ts, path=full, location=self.root, table_name=self.table_name,
@@ -176,6 +176,10 @@ class TableLog:
         if _absolute(path) or re.match(r"^[a-zA-Z][\w+.-]*:", path):
             return storage_path(path)
         return self.root.rstrip("/") + "/" + unquote(path)
+
+
+# A log names millions of files in a few partitions: each spelling is normalised once.
+_normal_spec = functools.lru_cache(maxsize=4096)(normalize_spec)
 
 
 @functools.lru_cache(maxsize=4096)
