@@ -1,129 +1,158 @@
-"""Ingest of a table log against the table library's own reading of the same table, same run.
+"""Ingest and audit of a table log against the table library's own reading of the same table,
+same run.
 
-    .venv/bin/python bench/lakehouse.py --versions 2000 --entries 100000
+    .venv/bin/python bench/lakehouse.py --versions 100000 --entries 1000000 --repeat 3
+    .venv/bin/python bench/lakehouse.py --tables /tmp/lake --repeat 3   # tables built before
 
-Delta: a table of ``--versions`` commits written by delta-rs (one data file added per commit
-through its transaction API, a checkpoint every 100 versions), read by commitsleuth's ingest
-(every JSON commit and the checkpoints) and by ``DeltaTable(...).get_add_actions()``.
-Iceberg: a pyiceberg table of ``--entries`` manifest entries (``add_files`` of one Parquet
-file under many names), read by the ingest (every snapshot's manifests) and by ``table.inspect.entries()`` (the current
-snapshot's, which hold every entry of an append-only table).
-Each side runs ``--repeat`` times; the medians and peak RSS are printed, with the ratio.
+The tables are real (``bench/lakehouse_tables.py`` says how they are built): a delta-rs table of
+``--versions`` versions with delta-rs's own checkpoints, and a pyiceberg table of ``--entries``
+manifest entries written by pyiceberg's own writers.
+
+- *ours*: ``record_table`` into a fresh store (every version a commit event, every add and
+  remove an event on its partition), each run in a child process of its own;
+- *theirs*: ``DeltaTable(...).get_add_actions()`` (the live files, from the last checkpoint
+  on) and ``table.inspect.entries()`` (the current snapshot's entries: every entry of an
+  append-only table), each in a child process too;
+- *audit*: ``commitsleuth audit TABLE_DIR`` as a user runs it (listing, log, analysis).
+
+Runs alternate ours / theirs; each figure is the median of ``--repeat`` runs with its min-max,
+wall seconds of the read alone (imports and the store's creation not timed) and the child's
+peak RSS. The load average is printed with them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from commitsleuth.parsers.lakehouse import record_table, table_root
-from commitsleuth.store import Store
-
-ROWS = pa.table({"dt": ["2024-01-01"], "v": [1]})
+HERE = Path(__file__).resolve().parent
 
 
-def delta_table(root: Path, versions: int) -> Path:
-    from deltalake import DeltaTable, write_deltalake
-    from deltalake.transaction import AddAction
+def child(side: str, fmt: str, table: str) -> None:
+    """One timed read in this process; prints {seconds, rows, rss_mib, cpu} (cpu: CPU seconds of the
+    read, less sensitive than wall time to the other sessions' load)."""
+    cpu0 = time.process_time()
+    if side == "ours":
+        from commitsleuth.parsers.lakehouse import record_table, table_root
+        from commitsleuth.store import Store
 
-    table = root / "delta"
-    write_deltalake(str(table), ROWS, partition_by=["dt"])
-    dt = DeltaTable(str(table))
-    first = pa.table(dt.get_add_actions(flatten=False)).to_pylist()[0]
-    schema = dt.schema()
-    for v in range(1, versions):
-        path = first["path"].replace(".snappy.parquet", f"-{v}.snappy.parquet")
-        dt.create_write_transaction([AddAction(path, first["size_bytes"], first["partition"],
-                                               first["modification_time"], True, '{"numRecords":1}')],
-                                    mode="append", schema=schema, partition_by=["dt"])
-        if v % 100 == 0:
-            dt.create_checkpoint()
-    return table
+        work = tempfile.mkdtemp()
+        store = Store(os.path.join(work, "b.duckdb"))
+        root, found = table_root(table)
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        result, problems = record_table(store, root, found)
+        seconds = time.perf_counter() - t0
+        assert not problems, problems[:3]
+        rows = result.events
+        store.close()
+    elif fmt == "delta":
+        from deltalake import DeltaTable
 
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        rows = DeltaTable(table).get_add_actions().num_rows
+        seconds = time.perf_counter() - t0
+    else:
+        from pyiceberg.catalog.sql import SqlCatalog
 
-def iceberg_table(root: Path, entries: int, per_commit: int = 10_000):
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    cat = SqlCatalog("b", uri=f"sqlite:///{root}/cat.db", warehouse=f"file://{root}/wh")
-    cat.create_namespace("db")
-    tbl = cat.create_table("db.t", schema=ROWS.schema)
-    data = root / "data.parquet"
-    pq.write_table(ROWS, data)
-    done = 0
-    while done < entries:
-        n = min(per_commit, entries - done)
-        names = []
-        for i in range(done, done + n):  # one real Parquet file under many names
-            p = root / "files" / f"{i // 10_000:04d}" / f"f{i}.parquet"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            if not p.exists():
-                p.symlink_to(data)
-            names.append(str(p))
-        tbl.add_files(names, check_duplicate_files=False)
-        done += n
-    return tbl
+        root = Path(table).parents[2]
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        tbl = SqlCatalog("b", uri=f"sqlite:///{root}/cat.db", warehouse=f"file://{root}/wh").load_table("db.t")
+        rows = tbl.inspect.entries().num_rows
+        seconds = time.perf_counter() - t0
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"seconds": seconds, "rows": rows, "rss_mib": usage.ru_maxrss / 1024,
+                      "cpu": time.process_time() - cpu0}))
 
 
-def timed(fn, repeat: int, setup=None) -> float:
-    """Median wall time of ``fn(setup())`` (the setup, a fresh store, not timed)."""
-    times = []
+def run_child(side: str, fmt: str, table: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", side, fmt, table], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_audit(table: str) -> dict:
+    """``commitsleuth audit TABLE`` as a user runs it: wall seconds, peak RSS, its summary line."""
+    exe = Path(sys.executable).with_name("commitsleuth")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(exe), "audit", table], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    out = proc.stdout.read()
+    return {"seconds": seconds, "rss_mib": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status),
+            "cpu": usage.ru_utime + usage.ru_stime,
+            "said": " | ".join(out.strip().splitlines()[:2])}
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def compare(fmt: str, table: str, repeat: int, audit: bool) -> None:
+    ours, theirs = [], []
     for _ in range(repeat):
-        arg = setup() if setup else None
-        t0 = time.perf_counter()
-        fn(arg) if setup else fn()
-        times.append(time.perf_counter() - t0)
-        if hasattr(arg, "close"):
-            arg.close()
-    return statistics.median(times)
-
-
-def fresh_store(work: Path):
-    """An empty store (its schema migration is a fixed cost of every ingest, not of the log)."""
-    return lambda: Store(work / f"b{time.perf_counter_ns()}.duckdb")
-
-
-def ingest_once(table: str, store: Store) -> int:
-    root, fmt = table_root(table)
-    result, problems = record_table(store, root, fmt)
-    assert not problems, problems
-    return result.events
+        ours.append(run_child("ours", fmt, table))
+        print(f"  {fmt} ours: {json.dumps(ours[-1])}; load {load()}", flush=True)  # kept if theirs never ends
+        theirs.append(run_child("theirs", fmt, table))
+        print(f"  {fmt} run: ours {ours[-1]['seconds']:.2f} s (CPU {ours[-1]['cpu']:.2f} s), {ours[-1]['rss_mib']:.0f} MiB, "
+              f"{ours[-1]['rows']} events; theirs {theirs[-1]['seconds']:.2f} s (CPU {theirs[-1]['cpu']:.2f} s), "
+              f"{theirs[-1]['rss_mib']:.0f} MiB, "
+              f"{theirs[-1]['rows']} rows; load {load()}", flush=True)
+    o, t = [r["seconds"] for r in ours], [r["seconds"] for r in theirs]
+    ratios = [a / b for a, b in zip(o, t)]
+    print(f"{fmt}: ours {spread(o)} s, theirs {spread(t)} s, ratio of medians {statistics.median(o) / statistics.median(t):.2f} "
+          f"(per run {min(ratios):.2f}-{max(ratios):.2f}), CPU ours {spread([r['cpu'] for r in ours])} s theirs "
+          f"{spread([r['cpu'] for r in theirs])} s, ours peak {spread([r['rss_mib'] for r in ours])} MiB",
+          flush=True)
+    if audit:
+        runs = [run_audit(table) for _ in range(repeat)]
+        for r in runs:
+            print(f"  {fmt} audit: {r['seconds']:.1f} s (CPU {r['cpu']:.1f} s), {r['rss_mib']:.0f} MiB, exit {r['exit']}: {r['said']}", flush=True)
+        print(f"{fmt} audit: {spread([r['seconds'] for r in runs])} s, peak {spread([r['rss_mib'] for r in runs])} MiB; "
+              f"load {load()}", flush=True)
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+        return
+    sys.path.insert(0, str(HERE))
+    from lakehouse_tables import delta_table, iceberg_table, verify_delta, verify_iceberg
+
     ap = argparse.ArgumentParser()
-    ap.add_argument("--versions", type=int, default=2000)
-    ap.add_argument("--entries", type=int, default=100_000)
+    ap.add_argument("--versions", type=int, default=100_000)
+    ap.add_argument("--entries", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tables", help="tables built by lakehouse_tables.py --keep DIR (else built here, then removed)")
+    ap.add_argument("--no-audit", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        t0 = time.perf_counter()
-        delta = delta_table(work, args.versions)
-        print(f"delta: {args.versions} versions written in {time.perf_counter() - t0:.1f} s")
-        from deltalake import DeltaTable
-
-        ours = timed(lambda store: ingest_once(str(delta), store), args.repeat, fresh_store(work))
-        theirs = timed(lambda: DeltaTable(str(delta)).get_add_actions(), args.repeat)
-        print(f"delta ingest {ours:.3f} s, delta-rs get_add_actions {theirs:.3f} s, ratio {ours / theirs:.1f}")
-        t0 = time.perf_counter()
-        tbl = iceberg_table(work, args.entries)
-        print(f"iceberg: {args.entries} entries written in {time.perf_counter() - t0:.1f} s")
-        root = tbl.metadata.location.removeprefix("file://")
-
-        def entries():  # the current snapshot's entries: every file of an append-only table
-            return tbl.inspect.entries().num_rows
-
-        ours = timed(lambda store: ingest_once(root, store), args.repeat, fresh_store(work))
-        theirs = timed(entries, args.repeat)
-        print(f"iceberg ingest {ours:.3f} s, pyiceberg inspect.entries {theirs:.3f} s, ratio {ours / theirs:.1f}")
-    print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB (both sides, one process)")
+        if args.tables:
+            delta = Path(args.tables) / "delta"
+            iceberg = Path(args.tables) / "wh" / "db" / "t"
+        else:
+            t0 = time.perf_counter()
+            delta = delta_table(Path(tmp), args.versions) if args.versions else None
+            tbl = iceberg_table(Path(tmp), args.entries) if args.entries else None
+            iceberg = Path(tbl.metadata.location.removeprefix("file://")) if tbl else None
+            print(f"tables built in {time.perf_counter() - t0:.0f} s", flush=True)
+        print(f"load {load()}", flush=True)
+        if delta and delta.exists():
+            compare("delta", str(delta), args.repeat, not args.no_audit)
+        if iceberg and iceberg.exists():
+            compare("iceberg", str(iceberg), args.repeat, not args.no_audit)
+        print(f"load {load()}")
 
 
 if __name__ == "__main__":

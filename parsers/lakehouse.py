@@ -23,13 +23,14 @@ the events are written (``model.events_to_arrow``), operation parameters and use
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from urllib.parse import unquote
 
-from commitsleuth.forensics.paths import normalize_spec, resolve, split_scheme, table_from_location
+from commitsleuth.forensics.paths import PathInfo, normalize_spec, resolve, split_scheme, table_from_location
 from commitsleuth.model import Event
 
 # Spark names a V2 (Iceberg) data file partitionId-TID-operationId-fileCount
@@ -161,8 +162,8 @@ class TableLog:
         """A ``table_add`` or ``table_remove`` of one data file: ``path`` relative to the table
         root (percent-encoded, as Delta writes it) or an absolute URI."""
         full = self.absolute(path)
-        info = resolve(full)
-        spec = normalize_spec(partition_spec) if partition_spec else info.partition_spec
+        info = resolve_file(full)
+        spec = _normal_spec(partition_spec) if partition_spec else info.partition_spec
         detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
         detail.update(writer_of(info.file_name or ""))
         return Event(kind, ts=ts, path=full, location=self.root, table_name=self.table_name,
@@ -175,6 +176,26 @@ class TableLog:
         if _absolute(path) or re.match(r"^[a-zA-Z][\w+.-]*:", path):
             return storage_path(path)
         return self.root.rstrip("/") + "/" + unquote(path)
+
+
+# A log names millions of files in a few partitions: each spelling is normalised once.
+_normal_spec = functools.lru_cache(maxsize=4096)(normalize_spec)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve_dir(directory: str) -> PathInfo:
+    return resolve(directory, is_dir=True)
+
+
+def resolve_file(path: str) -> PathInfo:
+    """``resolve(path)`` for a data file, its directory resolved once for all the files in it:
+    a table's log names up to millions of files in a few partition directories."""
+    directory, _, name = path.rpartition("/")
+    if not directory or not name or "=" in name or ":" in name:
+        return resolve(path)  # a k=v last segment is a directory to resolve(): its own rules
+    where, own = _resolve_dir(directory), resolve(name)
+    return PathInfo(where.location, where.partition_spec, own.file_name, own.file_task, own.file_attempt,
+                    own.write_uuid, where.temp or own.temp)
 
 
 def storage_path(uri: str) -> str:
@@ -273,6 +294,7 @@ def table_root(path: str) -> tuple[str, TableFormat] | None:
 
 
 BATCH = 20_000
+STEP = 1_000  # events between two moves of a progress bar
 
 
 def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
@@ -322,6 +344,10 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
         if len(batch) >= BATCH:
             written += flush(batch)
             batch = []
+        elif progress is not None and len(batch) % STEP == 0:
+            # a log of 100k versions: the bar moves with the files read, not only per batch stored
+            progress(log.files.bytes_read - shown)
+            shown = log.files.bytes_read
     written += flush(batch)
     reason = None
     if log.problems:

@@ -169,7 +169,7 @@ def _entries(log: TableLog, manifest_list: str, seen: set[str], snap_id):
         path = m.get("manifest_path")
         if not isinstance(path, str) or path in seen:
             continue
-        entries = _avro(log, path, fastavro)
+        entries = _avro(log, path, fastavro, project=_ENTRY_FIELDS)
         if entries is None:
             return None
         seen.add(path)
@@ -181,11 +181,33 @@ def _entries(log: TableLog, manifest_list: str, seen: set[str], snap_id):
     return out
 
 
-def _avro(log: TableLog, uri: str, fastavro) -> list[dict] | None:
+# What an event takes from a manifest entry. The column statistics (sizes, counts, bounds: most
+# of an entry's bytes) are skipped, not decoded into dicts: a manifest holds up to millions.
+_ENTRY_FIELDS = {"status": None, "snapshot_id": None, "sequence_number": None, "file_sequence_number": None,
+                 "data_file": {"content", "file_path", "partition", "record_count", "file_size_in_bytes"}}
+
+
+def _projection(schema: dict, keep: dict) -> dict:
+    """The writer's schema cut to the fields ``keep`` names (those it has: v1 manifests lack some)."""
+    out = dict(schema, fields=[])
+    for f in schema.get("fields") or []:
+        if f["name"] not in keep:
+            continue
+        inner = keep[f["name"]]
+        if inner is not None and isinstance(f["type"], dict) and f["type"].get("type") == "record":
+            f = dict(f, type=_projection(f["type"], dict.fromkeys(inner)))
+        out["fields"].append(f)
+    return out
+
+
+def _avro(log: TableLog, uri: str, fastavro, project: dict | None = None) -> list[dict] | None:
     path = log.absolute(uri)
     try:
         data = log.files.read_uri(uri)
-        records = list(fastavro.reader(io.BytesIO(data)))
+        reader = fastavro.reader(io.BytesIO(data))
+        if project is not None:
+            reader = fastavro.reader(io.BytesIO(data), reader_schema=_projection(reader.writer_schema, project))
+        records = list(reader)
     except FileNotFoundError:
         log.problem(path, "missing: named by the table's metadata but absent")
         return None
