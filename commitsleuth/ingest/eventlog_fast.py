@@ -713,8 +713,7 @@ def _lines(data: bytes) -> tuple[pa.StringArray | None, np.ndarray]:
     """The block's lines as one Arrow string array (newline and trailing CRs cut) and the
     offset of each in the block; the array is None when the block is not valid UTF-8 or holds
     a line longer than ``MAX_LINE`` (the reader's own decoding handles those)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    nl = np.flatnonzero(buf == 10)
+    nl = _newlines(data)
     ends = nl if data.endswith(b"\n") else np.append(nl, len(data))
     starts = np.concatenate(([0], nl + 1))[:len(ends)].astype(np.int64)
     if len(ends) and int((ends - starts).max()) > MAX_LINE:
@@ -726,6 +725,19 @@ def _lines(data: bytes) -> tuple[pa.StringArray | None, np.ndarray]:
     except pa.ArrowInvalid:
         return None, starts
     return pc.utf8_rtrim(whole, characters="\r\n"), starts
+
+
+def _newlines(data: bytes) -> np.ndarray:
+    """The offset of each newline in ``data``. ``bytes.find`` (memchr) line by line: a block's
+    lines are about 1-2 KB, so this is a few thousand calls, about six times cheaper than
+    comparing every byte into a mask the size of the block."""
+    out = []
+    find, add = data.find, out.append
+    at = find(b"\n")
+    while at >= 0:
+        add(at)
+        at = find(b"\n", at + 1)
+    return np.array(out, dtype=np.int64)
 
 
 def _fill_times(ts: np.ndarray, a: int, b: int, last):
