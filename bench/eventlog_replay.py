@@ -1,0 +1,313 @@
+"""Benchmark: a Spark event log through `commitsleuth ingest` against the History Server's replay.
+
+The log is real-shaped: a real application of the corpus with its job, stage, task and SQL
+lines copied byte for byte, again and again, until the log holds about --events lines. Only the
+ids change (job, stage, task, SQL execution, replaced in the line's text), so every other byte
+is as Spark wrote it. Two applications, each its own log:
+
+- ``spark21``: tests/corpus/spark-events/app-20161116163331-0000 (Spark 2.1, the issue's own);
+- ``rapids31``: tests/corpus/spark-rapids-tools/eventlog_v2_local-1623876083964 (Spark 3.1.1,
+  the corpus's largest real application: 5,600 lines, 11 MB, task ends of about 2 KB).
+
+The logs are written under --work at bench time (never in git). Each round times, in a rotating
+order, each arm once:
+
+- ``ingest``: the whole command, ``commitsleuth ingest LOG --db fresh`` (Python start included);
+- ``ingest (in-process)``: ``ingest()`` into a fresh store, timed inside a process of its own;
+- ``HS replay + AppStatusListener``: a small Java class compiled at bench time against PySpark's
+  jars drives ``org.apache.spark.scheduler.ReplayListenerBus`` with an ``AppStatusListener`` on
+  an ``ElementTrackingStore(InMemoryStore)``, as the History Server's ``FsHistoryProvider``
+  rebuilds an application (the store closed at the end, as it does). Timed inside the JVM,
+  JVM start excluded; each JVM replays --replays times, the first is the cold one (class
+  loading, JIT), the last the warm one (a History Server that has replayed before);
+- ``bare replay``: the same ``ReplayListenerBus`` with no listener (Spark's JSON parsing of
+  every line into its event objects and nothing else);
+- ``read_json``: DuckDB's ``read_json`` projecting the fields the ingest maps (the ceiling).
+
+Prints each run, then per arm the median and min-max, the ratio of the medians of each replay
+to the in-process ingest and to the whole command, the load (``os.getloadavg``) at each run,
+and the verdict on the target: ingest >= 2x faster than the History Server's replay with
+AppStatusListener.
+
+    .venv/bin/python bench/eventlog_replay.py --events 300000 --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from ingest_spark import CHILD_FAST, CHILD_READ_JSON  # noqa: E402
+from ingest_text import timed  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "tests" / "corpus"
+APPS = {
+    "spark21": [CORPUS / "spark-events" / "app-20161116163331-0000"],
+    "rapids31": [CORPUS / "spark-rapids-tools" / "eventlog_v2_local-1623876083964" / f"events_{n}_local-1623876083964.zstd"
+                 for n in (1, 2)],
+}
+# The lines replicated: an application's work. The rest (log start, environment, executors,
+# application start and end) is written once, before and after the copies.
+_BODY = re.compile(rb'^\{"Event":"(SparkListener(Job|Stage|Task)|org\.apache\.spark\.sql\.execution\.ui\.'
+                   rb'SparkListenerSQL|org\.apache\.spark\.scheduler\.SparkListener(Executor|Node)Blacklisted)')
+_IDS = re.compile(rb'"(Job ID|Stage ID|Task ID|executionId|stageId)":(\d+)')
+_LISTS = re.compile(rb'"(Stage IDs|Parent IDs)":\[([0-9,]*)\]')
+_SQL_ID = re.compile(rb'"spark\.sql\.execution\.id":"(\d+)"')
+
+
+def _app_lines(name: str) -> list[bytes]:
+    data = b""
+    for part in APPS[name]:
+        raw = part.read_bytes()
+        if part.suffix == ".zstd":
+            import zstandard
+            raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+        data += raw if raw.endswith(b"\n") else raw + b"\n"
+    return data.splitlines()
+
+
+def make_log(name: str, path: Path, target_lines: int) -> int:
+    """Writes the real-shaped log; returns its number of lines."""
+    lines = _app_lines(name)
+    body_at = [i for i, line in enumerate(lines) if _BODY.match(line)]
+    first, last = body_at[0], body_at[-1]
+    head, body, tail = lines[:first], lines[first:last + 1], lines[last + 1:]
+    top = max(int(m[2]) for line in body for m in _IDS.finditer(line)) + 1
+    copies = max(1, -(-(target_lines - len(head) - len(tail)) // len(body)))
+
+    def shifted(line: bytes, k: int) -> bytes:
+        if not k:
+            return line
+        add = k * top
+        line = _IDS.sub(lambda m: b'"%s":%d' % (m[1], int(m[2]) + add), line)
+        line = _LISTS.sub(lambda m: b'"%s":[%s]' % (m[1], b",".join(b"%d" % (int(x) + add) for x in m[2].split(b",")))
+                          if m[2] else m[0], line)
+        return _SQL_ID.sub(lambda m: b'"spark.sql.execution.id":"%d"' % (int(m[1]) + add), line)
+
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        f.write(b"".join(line + b"\n" for line in head))
+        for k in range(copies):
+            f.write(b"".join(shifted(line, k) + b"\n" for line in body))
+        f.write(b"".join(line + b"\n" for line in tail))
+    tmp.rename(path)
+    return len(head) + copies * len(body) + len(tail)
+
+
+JAVA = r"""
+import java.io.*;
+import java.util.*;
+import org.apache.spark.SparkConf;
+import org.apache.spark.scheduler.ReplayListenerBus;
+import org.apache.spark.status.*;
+import org.apache.spark.util.kvstore.InMemoryStore;
+
+/** args: log, mode (bare | status), replays. Prints one JSON line per replay. */
+public class Replay {
+  public static void main(String[] args) throws Exception {
+    String log = args[0], mode = args[1];
+    int replays = Integer.parseInt(args[2]);
+    SparkConf conf = new SparkConf(false);
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    for (int r = 0; r < replays; r++) {
+      long c0 = os.getProcessCpuTime();
+      long t0 = System.nanoTime();
+      ReplayListenerBus bus = new ReplayListenerBus();
+      ElementTrackingStore store = null;
+      if (mode.equals("status")) {
+        // FsHistoryProvider.rebuildAppStore: a tracking store over an in-memory KVStore, the
+        // listener not live
+        store = new ElementTrackingStore(new InMemoryStore(), conf);
+        bus.addListener(new AppStatusListener(store, conf, false, scala.Option.empty(), scala.Option.empty()));
+      }
+      boolean ok;
+      try (InputStream in = new BufferedInputStream(new FileInputStream(log), 1 << 20)) {
+        ok = bus.replay(in, log, false, ReplayListenerBus.SELECT_ALL_FILTER());
+      }
+      long jobs = 0;
+      if (store != null) {
+        jobs = store.count(JobDataWrapper.class);
+        store.close(false);
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      double cpu = (os.getProcessCpuTime() - c0) / 1e9;
+      System.out.println("{\"seconds\": " + seconds + ", \"cpu\": " + cpu + ", \"ok\": " + ok + ", \"replay\": " + r
+                         + ", \"jobs\": " + jobs + "}");
+    }
+  }
+}
+"""
+
+
+def spark_jars() -> Path:
+    import pyspark
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def compile_replay(work: Path) -> Path:
+    """The Java class, compiled once per source text into --work."""
+    out = work / ("replay-" + hashlib.sha256(JAVA.encode()).hexdigest()[:12])
+    if not (out / "Replay.class").exists():
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "Replay.java").write_text(JAVA)
+        subprocess.run(["javac", "-nowarn", "-cp", f"{spark_jars()}/*", "-d", str(out), str(out / "Replay.java")],
+                       check=True, capture_output=True, text=True)
+    return out
+
+
+def replay(classes: Path, log: Path, mode: str, replays: int) -> list[dict]:
+    log4j = classes / "log4j2.properties"
+    if not log4j.exists():
+        log4j.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                         "appender.console.type = Console\nappender.console.name = console\n"
+                         "appender.console.target = SYSTEM_ERR\n"
+                         "appender.console.layout.type = PatternLayout\n")
+    cmd = ["java", "-Xmx3g", f"-Dlog4j.configurationFile={log4j}", "-cp", f"{classes}:{spark_jars()}/*",
+           "Replay", str(log), mode, str(replays)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"Error: the replay failed: {proc.stderr.strip()[-2000:]}")
+    runs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not all(r["ok"] for r in runs):
+        raise SystemExit("Error: the replay reported a truncated log")
+    return runs
+
+
+def _fresh(work: Path) -> Path:
+    fd, name = tempfile.mkstemp(suffix=".duckdb", dir=work)
+    os.close(fd)
+    os.unlink(name)
+    return Path(name)
+
+
+def _child(code: str, *args: str) -> dict:
+    """The child's own figures, with its process's CPU (imports included)."""
+    _, cpu, proc, _ = timed([sys.executable, "-c", code, *args])
+    if proc.returncode != 0:
+        raise SystemExit(f"Error: {proc.stderr.strip()[-2000:]}")
+    return {**json.loads(proc.stdout.strip().splitlines()[-1]), "cpu": cpu}
+
+
+def _drop(db: Path) -> None:
+    for p in (db, Path(f"{db}.wal")):
+        p.unlink(missing_ok=True)
+
+
+def run_arm(arm: str, log: Path, work: Path, classes: Path, replays: int) -> dict:
+    if arm == "ingest":
+        db = _fresh(work)
+        exe = Path(sys.executable).parent / "commitsleuth"
+        wall, cpu, proc, peak = timed([str(exe), "ingest", str(log), "--db", str(db)])
+        _drop(db)
+        if proc.returncode != 0:
+            raise SystemExit(f"Error: ingest failed: {proc.stderr.strip()[-2000:]}")
+        return {"seconds": wall, "cpu": cpu, "rss": peak / 2**20}
+    if arm == "ingest-inproc":
+        db = _fresh(work)
+        try:
+            return _child(CHILD_FAST, str(log), str(db))
+        finally:
+            _drop(db)
+    if arm == "read_json":
+        return _child(CHILD_READ_JSON, str(log), "none", str(Path(__file__).parent))
+    runs = replay(classes, log, "status" if arm == "status" else "bare", replays)
+    return {"seconds": runs[-1]["seconds"], "cpu": runs[-1]["cpu"], "cold": runs[0]["seconds"],
+            "cold_cpu": runs[0]["cpu"], "jobs": runs[-1]["jobs"]}
+
+
+ARMS = ("ingest", "ingest-inproc", "status", "bare", "read_json")
+LABELS = {"ingest": "commitsleuth ingest (whole command)", "ingest-inproc": "commitsleuth ingest (in-process)",
+          "status": "HS replay + AppStatusListener", "bare": "bare ReplayListenerBus",
+          "read_json": "DuckDB read_json (ceiling)"}
+
+
+def _span(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def bench(name: str, args, work: Path, classes: Path) -> bool:
+    log = work / f"{name}-{args.events}.json"
+    if not log.exists():
+        t = time.perf_counter()
+        n = make_log(name, log, args.events)
+        print(f"{name}: wrote {log} ({n:,} lines, {log.stat().st_size / 2**20:.0f} MiB) in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    lines = sum(1 for _ in open(log, "rb"))
+    mib = log.stat().st_size / 2**20
+    res: dict[str, list[dict]] = {a: [] for a in ARMS}
+    loads = []
+    for r in range(args.rounds):
+        order = ARMS[r % len(ARMS):] + ARMS[:r % len(ARMS)]
+        for arm in order:
+            load = os.getloadavg()[0]
+            loads.append(load)
+            out = run_arm(arm, log, work, classes, args.replays)
+            res[arm].append(out)
+            extra = f", cold {out['cold']:.2f} s" if "cold" in out else ""
+            extra += f", cpu {out['cpu']:.2f} s" if "cpu" in out else ""
+            extra += f", {out['events']:,} events" if "events" in out else ""
+            print(f"  {name} round {r + 1} {LABELS[arm]}: {out['seconds']:.2f} s{extra}, load {load:.2f}", flush=True)
+    med = {a: statistics.median(o["seconds"] for o in res[a]) for a in ARMS}
+    print(f"\n{name}: {lines:,} lines, {mib:.0f} MiB, {args.rounds} rounds, load {min(loads):.2f}-{max(loads):.2f} "
+          f"on {os.cpu_count()} cores")
+    for a in ARMS:
+        xs = [o["seconds"] for o in res[a]]
+        cpu = f", CPU {_span([o['cpu'] for o in res[a]])}" if all("cpu" in o for o in res[a]) else ""
+        cold = (f"; cold (the first replay in its JVM) {_span([o['cold'] for o in res[a]])}, "
+                f"CPU {_span([o['cold_cpu'] for o in res[a]])}") if a in ("status", "bare") else ""
+        print(f"  {LABELS[a]:40s} {_span(xs)}  {lines / med[a]:,.0f} lines/s{cpu}{cold}")
+    ok = {"warm": True, "cold": True}
+    for base in ("status", "bare"):
+        for a in ("ingest-inproc", "ingest"):
+            ratio = med[base] / med[a]
+            per_run = [b["seconds"] / x["seconds"] for b, x in zip(res[base], res[a])]
+            cold_runs = [b["cold"] / x["seconds"] for b, x in zip(res[base], res[a])]
+            cold = statistics.median(o["cold"] for o in res[base]) / med[a]
+            print(f"  {LABELS[base]} / {LABELS[a]}: warm {ratio:.2f}x by the medians (per round "
+                  f"{min(per_run):.2f}-{max(per_run):.2f}); cold {cold:.2f}x "
+                  f"({min(cold_runs):.2f}-{max(cold_runs):.2f})")
+            if base == "status":
+                ok["warm"] &= ratio >= 2
+                ok["cold"] &= cold >= 2
+    cmed = {a: statistics.median(o["cpu"] for o in res[a]) for a in ("ingest", "ingest-inproc", "status", "bare")}
+    for base in ("status", "bare"):
+        cold_cpu = statistics.median(o["cold_cpu"] for o in res[base])
+        print(f"  CPU seconds, {LABELS[base]} / {LABELS['ingest']}: warm {cmed[base] / cmed['ingest']:.2f}x, "
+              f"cold {cold_cpu / cmed['ingest']:.2f}x (less noisy under load than the wall times; not the target)")
+    print(f"  ingest (in-process) / read_json: {med['ingest-inproc'] / med['read_json']:.2f}x")
+    for how in ("cold", "warm"):
+        print(f"  target, ingest (whole command and in-process) >= 2x faster than the HS replay with "
+              f"AppStatusListener ({how}): {'met' if ok[how] else 'not met'}")
+    print(flush=True)
+    return ok["cold"] and ok["warm"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=300_000, help="lines of each log (about; default 300000)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--replays", type=int, default=2, help="replays in each JVM; the last is timed warm")
+    ap.add_argument("--apps", default="spark21,rapids31")
+    ap.add_argument("--work", default="/tmp/commitsleuth-bench-replay")
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    classes = compile_replay(work)
+    ok = [bench(name, args, work, classes) for name in args.apps.split(",")]
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
