@@ -1,6 +1,6 @@
 """What live capture costs a Spark job: 20,000 tiny JVM-only tasks on local[2].
 
-    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--rows-per-task 1] [--warm-up-tasks N] [--local-dir DIR] [--spark-writer] [--hooks] [--naive] [--spool-only]
+    .venv/bin/python bench/listener_overhead.py [--pairs 8] [--tasks 20000] [--rows-per-task 1] [--warm-up-tasks N] [--local-dir DIR] [--event-log] [--spark-writer] [--hooks] [--naive] [--spool-only]
 
 Each pair runs the same job with no listener (the baseline) and with commitsleuth attached
 (attach before, flush and detach after; the wall time is the job's), alternating which goes
@@ -29,7 +29,13 @@ run; each captured run prints which writer wrote its spool. ``--hooks`` adds com
 event), ``--naive`` the obvious design (a Python SparkListener on Spark's shared queue calling
 ``JsonProtocol.sparkEventToJsonString`` per event and INSERTing each event into DuckDB),
 ``--spool-only`` the JVM part of commitsleuth alone (Spark's EventLoggingListener writing the
-spool, no loader: the baseline runs with Spark's event logging off). For wall
+spool, no loader: the baseline runs with Spark's event logging off). ``--event-log`` adds the same
+job with no capture and Spark's own event logging on (``spark.eventLog.enabled=true``, every other
+event-log setting Spark's default, the log under the run's temporary directory like the capture's
+spool), in the same blocks, so the capture is weighed against what Spark's event logging costs the
+same job in the same run; its driver's warm-up jobs are logged too (the setting is the
+application's). Every arm waits, after its job, until Spark's listener bus is empty, so what an
+asynchronous queue still does for the job (the event log's writer, the capture's) is in its CPU. For wall
 time and the driver's CPU (JVM + Python, all threads, from attach to the last event stored) it
 prints the ratio of the medians and the median of the per-pair ratios with min-max; per run the
 CPU split between the JVM and Python, the CPU the capture's loads took (with the store's
@@ -176,8 +182,8 @@ def run_job(spark, tasks: int) -> float:
     return time.perf_counter() - t0
 
 
-def summary(name: str, values: dict[str, list[float]], variant: str) -> str:
-    base, mine = values["none"], values[variant]
+def summary(name: str, values: dict[str, list[float]], variant: str, against: str = "none") -> str:
+    base, mine = values[against], values[variant]
     per_pair = [m / b for m, b in zip(mine, base)]
     return (f"{name} median {statistics.median(mine):7.2f} s  ratio of medians "
             f"{statistics.median(mine) / statistics.median(base):.3f}  median of per-pair ratios "
@@ -199,18 +205,34 @@ def drift(name: str, base: list[float]) -> str:
                if within else ""))
 
 
-def session(local_dir: str | None = None):
+def session(local_dir: str | None = None, event_log_dir: Path | None = None):
     builder = (SparkSession.builder.master("local[2]").appName("listener-overhead")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.host", "127.0.0.1"))
     if local_dir:
         builder = builder.config("spark.local.dir", local_dir)
+    if event_log_dir is not None:
+        event_log_dir.mkdir(parents=True, exist_ok=True)
+        builder = (builder.config("spark.eventLog.enabled", "true")
+                   .config("spark.eventLog.dir", event_log_dir.resolve().as_uri()))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
+def settle(sc) -> None:
+    """Wait until Spark's listener bus has delivered everything posted (at most 10 minutes)."""
+    sc._jsc.sc().listenerBus().waitUntilEmpty(600_000)
+
+
+def event_log_size(directory: Path | None) -> int:
+    """Bytes of the event log(s) Spark wrote under ``directory`` so far (0 without one)."""
+    if directory is None or not directory.is_dir():
+        return 0
+    return sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
+
+
+def measure(spark, variant: str, tasks: int, tmp: Path, event_log_dir: Path | None = None) -> dict:
     """One run of the job under ``variant`` in this driver: its wall time, the driver's CPU
     (JVM and Python) from before attach to the last event stored, and what was captured."""
     sc = spark.sparkContext
@@ -227,13 +249,20 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
         """Read while the variant's queues still exist (a queue with no listener is removed)."""
         return {q: n - drops_before.get(q, 0) for q, n in dropped_events(sc).items() if n > drops_before.get(q, 0)}
 
-    if variant == "none":
+    if variant in ("none", "eventlog"):
+        logged0 = event_log_size(event_log_dir)
         wall = run_job(spark, tasks)
+        settle(sc)
         out["dropped"] = drops()
+        if event_log_dir is not None:
+            names = sorted(f.name for f in event_log_dir.rglob("*") if f.is_file())
+            out["extra"] = (f"  event log +{(event_log_size(event_log_dir) - logged0) / 2**20:.1f} MiB"
+                            f" ({', '.join(names)})")
     elif variant in ("commitsleuth", "hooks", "spark-writer"):
         handle = attach(spark, db=db, hooks=variant == "hooks")
         wall = run_job(spark, tasks)
         handle.flush()
+        settle(sc)
         callbacks = queue_events(sc, HOOKS_QUEUE) - hooks0  # read while the queue exists
         out["dropped"] = drops()
         handle.detach()
@@ -246,6 +275,7 @@ def measure(spark, variant: str, tasks: int, tmp: Path) -> dict:
     elif variant == "spool-only":
         writer = SpoolWriter(sc, tmp / "spool")
         wall = run_job(spark, tasks)
+        settle(sc)
         out["dropped"] = drops()
         writer.detach()
     else:
@@ -269,7 +299,8 @@ def one_run(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str | 
     imports, DuckDB's JSON extension) is printed, and stays out of the measured window; then a
     ``warm_up``-task job bare and one captured, untimed, so the JIT has compiled the job's and
     the capture's code before the window."""
-    spark = session(local_dir)
+    event_log_dir = tmp / "event-log" if variant == "eventlog" else None
+    spark = session(local_dir, event_log_dir)
     try:
         run_job(spark, 2000)
         first = {}
@@ -279,7 +310,7 @@ def one_run(variant: str, tasks: int, warm_up: int, tmp: Path, local_dir: str | 
         if warm_up:
             for name in ("none", "commitsleuth"):
                 measure(spark, name, warm_up, tmp / f"steady-{name}")
-        result = measure(spark, variant, tasks, tmp)
+        result = measure(spark, variant, tasks, tmp, event_log_dir)
         result["first_capture"] = [first["commitsleuth"][k] - first["none"][k] for k in (0, 1)]
         print(json.dumps(result), flush=True)
     finally:
@@ -307,6 +338,8 @@ def main() -> None:
                     "and a captured one, that bring the JIT to its steady state (default: --tasks; 0: none)")
     ap.add_argument("--local-dir", help="Spark's local directory (shuffle files) for every run "
                     "(default: a fresh one on /dev/shm, else under the system's temporary directory)")
+    ap.add_argument("--event-log", action="store_true", help="also no capture with Spark's event logging on "
+                    "(spark.eventLog.enabled=true), to weigh the capture against it")
     ap.add_argument("--spark-writer", action="store_true", help="also commitsleuth with Spark's own spool writer")
     ap.add_argument("--hooks", action="store_true", help="also commitsleuth with its Python listener")
     ap.add_argument("--naive", action="store_true", help="also the naive per-event listener")
@@ -327,7 +360,7 @@ def main() -> None:
                                                    dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     print(f"Spark's local directory: {local_dir} ({filesystem(local_dir)})", flush=True)
     started = time.monotonic()
-    variants = (["none", "commitsleuth"] + ["spark-writer"] * args.spark_writer + ["hooks"] * args.hooks + ["naive"] * args.naive
+    variants = (["none", "commitsleuth"] + ["eventlog"] * args.event_log + ["spark-writer"] * args.spark_writer + ["hooks"] * args.hooks + ["naive"] * args.naive
                 + ["spool-only"] * args.spool_only)
     times: dict[str, list[float]] = {v: [] for v in variants}
     cpu: dict[str, list[float]] = {v: [] for v in variants}
@@ -337,9 +370,13 @@ def main() -> None:
     for pair in range(args.pairs):
         print(f"pair {pair + 1}: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
               flush=True)
-        order = variants if pair % 2 == 0 else variants[1:] + variants[:1]
+        # Rotated one place a pair: with two arms, ABBA blocks; with more, each arm takes each
+        # place once in as many pairs as there are arms.
+        shift = pair % len(variants)
+        order = variants[shift:] + variants[:shift]
         for variant in order:
             r = in_fresh_driver(variant, args.tasks, warm_up, tmp / f"{variant}-{pair}", local_dir)  # measure() makes it
+            shutil.rmtree(tmp / f"{variant}-{pair}", ignore_errors=True)  # its store, spool or event log
             times[variant].append(r["wall"])
             cpu[variant].append(r["cpu"])
             if r["captured"]:
@@ -365,6 +402,10 @@ def main() -> None:
             if per_block:
                 print(f"{'':16s} extra, {name} per ABBA block (sums): {', '.join(f'{r:.3f}' for r in per_block)}"
                       f" (median {statistics.median(per_block):.3f})")
+    if "eventlog" in variants:
+        print(f"{'commitsleuth':16s} against Spark's event logging (eventlog as the baseline):")
+        print(f"{'':16s} {summary('wall', times, 'commitsleuth', 'eventlog')}")
+        print(f"{'':16s} {summary('cpu ', cpu, 'commitsleuth', 'eventlog')}")
     print(f"outside the window, the first capture in a fresh driver (a 2,000-task job captured minus bare, "
           f"median of {len(first)} drivers): wall +{statistics.median(f[0] for f in first):.2f} s, "
           f"cpu +{statistics.median(f[1] for f in first):.2f} s")

@@ -36,13 +36,7 @@ from matrix import rows as R
 
 # Rows the fact model and detectors of today's main get wrong (issue 30). Each must still fail;
 # take a row off when it passes.
-EXPECTED_TO_FAIL_TODAY: set[str] = {
-    # HDFS audit alone: two queries' mkdirs and renames into one partition interleave and one
-    # trashes it, but a rename into the partition is no loading step, so the windows never overlap
-    # (counting renames that carry a query id as loading steps makes seed002_hdfs_normal's
-    # negative twin fire: the HiveServer2 thread and the audit log's query id count as two writers)
-    "racing-loaders/hdfs-audit/hive-staging/caller-context/positive",
-}
+EXPECTED_TO_FAIL_TODAY: set[str] = set()
 
 
 def load_live(store: Store, row: R.Row, spool_dir: Path) -> None:

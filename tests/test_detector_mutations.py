@@ -105,6 +105,16 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS103", "AND a.writer <> b.writer\n", "\n"),
     ("CS103", "AND a.t0 <= b.t1 AND", "AND"),
     ("CS103", "AND b.t0 <= a.t1", ""),
+    # ... or two queries' windows of the files each renamed into the partition (the storage's
+    # record alone); moves_at's own conditions only narrow (moves filters again), but for its count
+    ("CS103", "HAVING count(DISTINCT query_id) > 1", "HAVING count(DISTINCT query_id) <= 1"),  # negated
+    ("CS103", "WHERE kind = 'rename' AND query_id IS NOT NULL AND partition_spec", "WHERE kind <> 'rename' AND query_id IS NOT NULL AND partition_spec"),  # negated
+    ("CS103", "AND m.writer = s.writer", ""),
+    ("CS103", "ON x.pkey = y.pkey AND x.part_spec = y.part_spec", "ON x.part_spec = y.part_spec"),
+    ("CS103", "ON x.pkey = y.pkey AND x.part_spec = y.part_spec", "ON x.pkey = y.pkey"),
+    ("CS103", "AND x.writer <> y.writer\n", "\n"),
+    ("CS103", "AND x.t0 <= y.t1 AND", "AND"),
+    ("CS103", "AND y.t0 <= x.t1", ""),
     # a delete by one writer after another writer's load
     ("CS103", "ON d.pkey = l.pkey AND d.part_spec = l.part_spec", "ON d.part_spec = l.part_spec"),
     ("CS103", "ON d.pkey = l.pkey AND d.part_spec = l.part_spec", "ON d.pkey = l.pkey"),

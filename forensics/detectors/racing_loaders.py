@@ -6,19 +6,51 @@ from commitsleuth.forensics import storage
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 
 # A writer (view loading_steps: a query, else a thread or application) has a window on a
-# partition: its first to last loading step there. Two windows on one partition that overlap are a race; the race lost data when one writer
-# deleted or trashed the partition (or a file in it) after another writer had loaded it.
+# partition: its first to last loading step there. Two windows on one partition that overlap are a
+# race; the race lost data when one writer deleted or trashed the partition (or a file in it) after
+# another writer had loaded it.
+# Where the only record is the storage's (a NameNode audit log with Hive's caller context), a
+# query's loading is the files it moved into the partition by rename (file_fates of migration
+# 0040): two queries that each moved files into one partition, within overlapping windows of
+# their steps and moves there, raced. Only query against query: a thread of one log and the query
+# id of another may be the same load seen twice, and one query's several moves are one load.
 _SQL = """
-WITH steps AS (SELECT * FROM loading_steps),
+WITH moves_at AS MATERIALIZED (  -- the partitions two or more queries renamed files into (narrows only)
+    SELECT coalesce(list(k), []::VARCHAR[]) AS keys FROM (
+        SELECT unnest(list(DISTINCT location || '|' || coalesce(partition_spec, ''))) AS k
+        FROM partition_events
+        WHERE kind = 'rename' AND query_id IS NOT NULL AND part_spec IS NOT NULL AND NOT is_temp
+        GROUP BY part_location, part_spec HAVING count(DISTINCT query_id) > 1)
+),
+moves AS (
+    SELECT event_id, ts, 'load' AS kind, table_name AS part_table, location AS part_location,
+           partition_spec AS part_spec, location AS pkey, query_id AS writer
+    FROM file_fates_at((SELECT keys FROM moves_at))
+    WHERE kind = 'rename' AND query_id IS NOT NULL AND partition_spec IS NOT NULL
+),
+loading AS (SELECT * FROM loading_steps),
+steps AS (
+    SELECT * FROM loading
+    UNION ALL BY NAME
+    SELECT * FROM moves
+),
 windows AS (
     SELECT pkey, part_spec, writer, min(ts) AS t0, max(ts) AS t1
-    FROM steps GROUP BY pkey, part_spec, writer
+    FROM loading GROUP BY pkey, part_spec, writer
+),
+movers AS (  -- a query that moved files in: its window holds its loading steps and its moves
+    SELECT s.pkey, s.part_spec, s.writer, min(s.ts) AS t0, max(s.ts) AS t1
+    FROM steps s SEMI JOIN moves m ON m.pkey = s.pkey AND m.part_spec = s.part_spec AND m.writer = s.writer
+    GROUP BY s.pkey, s.part_spec, s.writer
 ),
 racing AS (
     SELECT a.pkey, a.part_spec, a.writer FROM windows a JOIN windows b
       ON a.pkey = b.pkey AND a.part_spec = b.part_spec AND a.writer <> b.writer
      AND a.t0 <= b.t1 AND b.t0 <= a.t1
-    GROUP BY ALL
+    UNION
+    SELECT x.pkey, x.part_spec, x.writer FROM movers x JOIN movers y
+      ON x.pkey = y.pkey AND x.part_spec = y.part_spec AND x.writer <> y.writer
+     AND x.t0 <= y.t1 AND y.t0 <= x.t1
 ),
 losses AS (
     SELECT d.pkey, d.part_spec, d.writer AS deleter, l.writer AS loader,
@@ -57,6 +89,9 @@ class RacingLoaders(SqlDetector):
     by two threads, two schedulers, a retried job): the loser of add_partition_core created the
     directory, failed to insert the partition (Duplicate entry / AlreadyExistsException) and
     deleted the directory the winner had just filled (HIVE-20725, HIVE-24428, HIVE-29744).
+    Where only the NameNode audit log recorded the loads, the writers are two queries (Hive's
+    caller context) that each renamed files out of their staging directories into the partition
+    within overlapping windows; one query's several renames are one load.
     Severity is critical when a delete followed another writer's load: that data is gone.
     Remedy: apply HIVE-20725 (re-check the partition before deleting the directory it created),
     make loads idempotent and single-flight (one scheduler run per partition, reject duplicate
