@@ -485,11 +485,18 @@ def formats() -> int:
       commitsleuth formats
     """
     from commitsleuth.parsers import FORMATS
+    from commitsleuth.parsers.lakehouse import table_formats
 
-    width = max(len(f.name) for f in FORMATS)
+    tables = table_formats()
+    width = max(len(f.name) for f in (*FORMATS, *tables))
     for f in FORMATS:
         click.echo(f"{f.name.ljust(width)}  {f.description}")
         click.echo(f"{''.ljust(width)}  yields: {', '.join(f.kinds)}")
+    click.echo("")
+    click.echo("Table formats (give the table's directory or its log directory):")
+    for t in tables:
+        click.echo(f"{t.name.ljust(width)}  {t.description}")
+        click.echo(f"{''.ljust(width)}  yields: {', '.join(t.kinds)}")
     return EXIT_OK
 
 

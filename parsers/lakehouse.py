@@ -224,6 +224,7 @@ class TableFormat:
     log_dir: str
     recognise: Callable[[LogFiles], bool]
     read: Callable[[TableLog], Iterator[Event]]
+    kinds: tuple[str, ...] = ("table_commit", "table_add", "table_remove")
 
 
 def _formats() -> tuple[TableFormat, ...]:
