@@ -61,7 +61,8 @@ def log_lane(fmt: str | None) -> str:
 
 _EVENTS = """
 SELECT event_id, kind, location, app_id, ts, detail->>'format', detail->>'version',
-       TRY_CAST(detail->>'tid' AS BIGINT), detail->>'log_file', line_no
+       TRY_CAST(detail->>'tid' AS BIGINT), detail->>'log_file', line_no,
+       TRY_CAST(detail->>'spark_partition' AS BIGINT), TRY_CAST(detail->>'stage_id' AS BIGINT)
 FROM events WHERE list_contains($ids, event_id) AND kind IN ('table_commit', 'table_add', 'table_remove')
 """
 _COMMITS = """
@@ -115,19 +116,24 @@ def _executions(con, locations: set[str]) -> dict[str, list]:
     return out
 
 
-def attempt_labels(con, pairs) -> dict[tuple[int, str | None], str]:
-    """The one Spark attempt label of each (TID, application or None) the store holds."""
-    pairs = sorted({p for p in pairs if p[0] is not None}, key=repr)
-    if not pairs:
+def attempt_labels(con, keys) -> dict[tuple, str]:
+    """The one Spark attempt label of each (TID, application, partition index, stage) the store
+    holds; application, partition and stage are None when the log does not say them. The file
+    name's partition index (Iceberg's partitionId, Hudi's write token) must be the attempt's task
+    index and its stage the attempt's stage: a TID alone repeats in every application."""
+    keys = sorted({k for k in keys if k[0] is not None}, key=repr)
+    if not keys:
         return {}
     rows = con.execute(
-        "SELECT tid, app_id, label FROM spark_task_attempts WHERE list_contains($tids, tid)",
-        {"tids": sorted({t for t, _ in pairs})}).fetchall()
+        "SELECT tid, app_id, task_index, stage_id, label FROM spark_task_attempts WHERE list_contains($tids, tid)",
+        {"tids": sorted({k[0] for k in keys})}).fetchall()
     out = {}
-    for tid, app in pairs:
-        labels = {label for t, a, label in rows if t == tid and (app is None or a == app)}
-        if len(labels) == 1:  # a TID repeats in every application: only one candidate names it
-            out[(tid, app)] = labels.pop()
+    for key in keys:
+        tid, app, part, stage = key
+        labels = {label for t, a, i, st, label in rows if t == tid and (app is None or a == app)
+                  and (part is None or i == part) and (stage is None or st == stage)}
+        if len(labels) == 1:  # two candidates: neither is named
+            out[key] = labels.pop()
     return out
 
 
@@ -148,16 +154,16 @@ def table_ties(con, event_ids) -> dict[int, TableTie]:
     if not rows:
         return {}
     commits = commit_writers(con, {r[2] for r in rows})
-    attempts = attempt_labels(con, {(r[7], r[3]) for r in rows if r[1] == "table_add"})
+    attempts = attempt_labels(con, {(r[7], r[3], r[10], r[11]) for r in rows if r[1] == "table_add"})
     out = {}
-    for eid, kind, loc, app, _ts, fmt, version, tid, log_file, line_no in rows:
+    for eid, kind, loc, app, _ts, fmt, version, tid, log_file, line_no, part, stage in rows:
         found = commits.get((loc, fmt, version))
         commit_file = found[2] if found else None
         if kind == "table_commit":
             out[eid] = TableTie(log_lane(fmt), commit_file)
             continue
         writer = found[1] if found else CommitWriter(loc, fmt, version, None, app, None)
-        actor = attempts.get((tid, app)) if kind == "table_add" else None
+        actor = attempts.get((tid, app, part, stage)) if kind == "table_add" else None
         where = None
         if log_file and loc and line_no is not None:
             where = f"{commit_file.rsplit('/', 1)[0]}/{log_file}:{line_no}" if commit_file else None

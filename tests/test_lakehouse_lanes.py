@@ -66,20 +66,20 @@ def test_a_table_without_writer_identity_has_a_lane_per_commit(tmp_path):
     assert all(ln[1] != "app" for ln in lanes)
 
 
-def spark_named_files(tmp_path: Path, tid: int) -> list[str]:
+def spark_named_files(tmp_path: Path, tid: int, part: int | None = None) -> list[str]:
     """Parquet files named as Spark's Iceberg writer names them (OutputFileFactory:
     ``%05d-%d-%s-%05d`` of partitionId, taskId, operationId, fileCount, then ``-suffix.parquet``)."""
     out = []
     for dt_value in ("2024-01-01", "2024-01-02"):
         d = tmp_path / "data" / f"dt={dt_value}"
         d.mkdir(parents=True)
-        path = d / f"00003-{tid}-{uuid.uuid4()}-00001.parquet"
+        path = d / f"{tid if part is None else part:05d}-{tid}-{uuid.uuid4()}-00001.parquet"
         pq.write_table(pa.table({"dt": [dt_value], "v": [1]}), path)
         out.append(str(path))
     return out
 
 
-def iceberg_with_spark_files(tmp_path: Path, tid: int, app: str | None) -> str:
+def iceberg_with_spark_files(tmp_path: Path, tid: int, app: str | None, part: int | None = None) -> str:
     from pyiceberg.catalog.sql import SqlCatalog
 
     cat = SqlCatalog("c", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"file://{tmp_path}/wh")
@@ -87,7 +87,7 @@ def iceberg_with_spark_files(tmp_path: Path, tid: int, app: str | None) -> str:
     tbl = cat.create_table("db.t", schema=ROWS.schema)
     with tbl.update_spec() as spec:
         spec.add_identity("dt")
-    tbl.add_files(spark_named_files(tmp_path, tid), snapshot_properties={"spark.app.id": app} if app else {})
+    tbl.add_files(spark_named_files(tmp_path, tid, part), snapshot_properties={"spark.app.id": app} if app else {})
     return tbl.metadata.location.removeprefix("file://")
 
 
@@ -102,13 +102,29 @@ def test_iceberg_file_named_by_spark_sits_on_its_attempts_lane(tmp_path):
 
 
 def test_a_tid_no_attempt_of_the_store_has_stays_on_the_commits_lane(tmp_path):
-    """Negative twins: a TID the file's application never ran (999), and a TID the store holds
-    for another application than the one the snapshot names."""
-    for n, (tid, app) in enumerate([(999, APP), (11, "app-20990101000000-0001")]):
+    """Negative twins: a TID the file's application never ran (999), a TID the store holds
+    for another application than the one the snapshot names, and the right TID with another
+    partition index than its task's (task 11 wrote partition 11, never 00003)."""
+    for n, (tid, app, part) in enumerate([(999, APP, None), (11, "app-20990101000000-0001", None), (11, APP, 3)]):
         work = tmp_path / str(n)
         work.mkdir()
-        root = iceberg_with_spark_files(work, tid, app)
+        root = iceberg_with_spark_files(work, tid, app, part)
         with Store(work / "s.duckdb") as store:
             ingest(store, [str(CORPUS / "spark-events" / APP), root])
             lanes = lanes_of(store, root, "dt=2024-01-01")
         assert sorted(lanes) == [(app, "app", ["+add"]), ("iceberg log", "log", ["Vcommit"])]
+
+
+def test_hudi_write_token_ties_by_tid_partition_and_stage(tmp_path):
+    """Hudi names a file {fileId}_{writeToken}_{instant}.parquet, writeToken
+    partitionId-stageId-TID (FSUtils.makeWriteToken): all three must be the attempt's."""
+    from commitsleuth.forensics.table_writers import attempt_labels
+    from commitsleuth.parsers.lakehouse import writer_of
+
+    w = writer_of("4f2685a3-614f-49ca-9b2b-e1cb9fb61f27-0_11-0-11_20240707001302376.parquet")
+    key = (w["tid"], None, w["spark_partition"], w["stage_id"])
+    assert key == (11, None, 11, 0)
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [str(CORPUS / "spark-events" / APP)])
+        found = attempt_labels(store.con, [key, (11, None, 11, 5), (11, None, 3, 0), (11, "app-other", 11, 0)])
+    assert found == {key: "task 11.0 in stage 0.0 (TID 11)"}  # spark_task_attempts.label
