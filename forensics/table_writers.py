@@ -22,8 +22,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from commitsleuth.parsers.lakehouse import storage_path
-
 TABLE_KINDS = ("table_commit", "table_add", "table_remove")
 # an execution's end event comes after the commit it made; its start before it
 _SLACK = dt.timedelta(seconds=1)
@@ -98,6 +96,9 @@ def _executions(con, locations: set[str]) -> dict[str, list]:
     """The SQL executions whose plan's write target is one of the table ``locations`` (its path
     as every source keys it, or a table name whose location is the table's)."""
     from commitsleuth.forensics.paths import table_from_location
+    # here, not at the top: the reading commands (timeline) import this module and never need
+    # the parsers' package, which brings pyarrow
+    from commitsleuth.parsers.lakehouse import storage_path
 
     # a V2 write names a catalog's table (``local.db.t``): its last two parts meet the table's
     # ``db.db/t`` (Hive warehouse) or ``db/t`` (Iceberg's Hadoop and SQL catalogs) location
@@ -145,15 +146,18 @@ class TableTie:
     where: str | None
 
 
-def table_ties(con, event_ids) -> dict[int, TableTie]:
-    """The lane and log place of each table event among ``event_ids``."""
+def table_ties(con, event_ids, commits: dict | None = None) -> dict[int, TableTie]:
+    """The lane and log place of each table event among ``event_ids``; ``commits``: what
+    ``commit_writers`` gave for their tables, when the caller has it."""
     ids = sorted(set(event_ids))
     if not ids:
         return {}
     rows = con.execute(_EVENTS, {"ids": ids}).fetchall()
     if not rows:
         return {}
-    commits = commit_writers(con, {r[2] for r in rows})
+    locations = {r[2] for r in rows}
+    if commits is None or not locations <= {k[0] for k in commits}:
+        commits = commit_writers(con, locations)
     attempts = attempt_labels(con, {(r[7], r[3], r[10], r[11]) for r in rows if r[1] == "table_add"})
     out = {}
     for eid, kind, loc, app, _ts, fmt, version, tid, log_file, line_no, part, stage in rows:
@@ -171,16 +175,4 @@ def table_ties(con, event_ids) -> dict[int, TableTie]:
     return out
 
 
-def commits_of(con, location: str, versions) -> list[int]:
-    """Event ids of the commits of the table at ``location`` with these (format, version)."""
-    wanted = sorted({v for v in versions if v[1] is not None})
-    if not wanted:
-        return []
-    return [eid for (eid, fmt, version) in con.execute(
-        "SELECT event_id, detail->>'format', detail->>'version' FROM events "
-        "WHERE kind = 'table_commit' AND location = $loc", {"loc": location}).fetchall()
-        if (fmt, version) in set(wanted)]
-
-
-__all__ = ["CommitWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_writers", "commits_of",
-           "log_lane", "table_ties"]
+__all__ = ["CommitWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_writers", "log_lane", "table_ties"]

@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 from commitsleuth.forensics.attempt_labels import labels_for_names, shown
 from commitsleuth.forensics.file_attempts import attempts_of_files
-from commitsleuth.forensics.table_writers import TABLE_KINDS, commits_of, log_lane, table_ties
+from commitsleuth.forensics.table_writers import TABLE_KINDS, commit_writers, log_lane, table_ties
 from commitsleuth.forensics.timeline import TimelineRow, where_of
 from commitsleuth.store import Store
 
@@ -500,12 +500,13 @@ def tie_tables(store: Store, rows: dict) -> dict:
                 "WHERE list_contains($ids, event_id)", {"ids": sorted(keys_of)}).fetchall():
             for k in keys_of[eid]:
                 versions.setdefault(k, []).append((loc, fmt, version))
-    extra: dict[int, list[int]] = {}
+    # every commit of these tables read once (a report draws many partitions of one table)
+    commits = commit_writers(con, {v[0] for vs in versions.values() for v in vs})
+    extra: dict = {}
     for k, vs in versions.items():
         have = {r.event_id for r in rows[k]}
-        for loc in {v[0] for v in vs}:
-            ids = commits_of(con, loc, {(f, v) for lo, f, v in vs if lo == loc})
-            extra.setdefault(k, []).extend(i for i in ids if i not in have)
+        ids = {commits[v][0] for v in vs if v in commits}
+        extra[k] = sorted(i for i in ids if i not in have)
     added = {}
     all_extra = sorted({i for ids in extra.values() for i in ids})
     if all_extra:
@@ -513,7 +514,7 @@ def tie_tables(store: Store, rows: dict) -> dict:
                 "SELECT event_id, ts, kind, path, status, raw FROM events WHERE list_contains($ids, event_id)",
                 {"ids": all_extra}).fetchall():
             added[eid] = TimelineRow(eid, ts, kind, None, path, status, path or f"event {eid}", raw)
-    ties = table_ties(con, wanted | set(added))
+    ties = table_ties(con, wanted | set(added), commits)
     out = {}
     for k, rs in rows.items():
         merged = list(rs) + [added[i] for i in extra.get(k, ()) if i in added]
