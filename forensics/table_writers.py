@@ -168,9 +168,11 @@ def table_ties(con, event_ids, commits: dict | None = None) -> dict[int, TableTi
             continue
         writer = found[1] if found else CommitWriter(loc, fmt, version, None, app, None)
         actor = attempts.get((tid, app, part, stage)) if kind == "table_add" else None
-        where = None
-        if log_file and loc and line_no is not None:
-            where = f"{commit_file.rsplit('/', 1)[0]}/{log_file}:{line_no}" if commit_file else None
+        # Delta's: the commit file's line; Iceberg's and Hudi's: the commit's own file (metadata
+        # JSON, instant), nearer than the log directory the source names
+        where = commit_file
+        if log_file and commit_file and line_no is not None:
+            where = f"{commit_file.rsplit('/', 1)[0]}/{log_file}:{line_no}"
         out[eid] = TableTie(actor or writer.lane, where)
     return out
 

@@ -128,3 +128,22 @@ def test_hudi_write_token_ties_by_tid_partition_and_stage(tmp_path):
         ingest(store, [str(CORPUS / "spark-events" / APP)])
         found = attempt_labels(store.con, [key, (11, None, 11, 5), (11, None, 3, 0), (11, "app-other", 11, 0)])
     assert found == {key: "task 11.0 in stage 0.0 (TID 11)"}  # spark_task_attempts.label
+
+
+def test_hudi_log_lane_first_and_files_read_at_their_instant(tmp_path):
+    """A Spark-written Hudi table (apache/hudi-rs test data): the log's lane on top, each
+    file at the instant file that committed it."""
+    import zipfile
+
+    name = "v6_simplekeygen_nonhivestyle_overwritetable"
+    with zipfile.ZipFile(CORPUS / "lakehouse" / "hudi-rs" / f"{name}.zip") as z:
+        z.extractall(tmp_path)
+    table = tmp_path / name
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [str(table)])
+        lanes = lanes_of(store, str(table), "byteField=10")
+        model = partition_lanes(store, timeline(store, str(table), "byteField=10"))
+    assert lanes[0] == ("hudi log", "log", ["Vcommit"] * 3)
+    assert all(ln[1] == "commit" and ln[0].startswith("hudi instant 2024070700130") for ln in lanes[1:])
+    first = next(e for e in model.events if e.kind == "table_add")
+    assert first.where == f"{table}/.hoodie/20240707001301554.commit"

@@ -298,7 +298,8 @@ def build(
             lane.start, lane.window = min(lane.start, pos_of(w.start)), "attempt"
         elif timed and w.end is not None:
             lane.end, lane.window = max(lane.end, pos_of(w.end)), "attempt"
-    lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.label))
+    # a table's log first: the commits its writers' files hang on
+    lanes = sorted(by_actor.values(), key=lambda ln: (ln.actor_type != "log", ln.start, ln.label))
     shown = {e.event_id: by_actor[key].label for e, key in zip(events, keys)}
     return PartitionLanes(lanes, axis, list(events), shown)
 
