@@ -67,6 +67,13 @@ class WriteTarget:
                 "static_partitions": {k: v for k, v in self.static_partitions}}
 
     @property
+    def listed(self) -> bool:
+        """Whether live capture lists the output directory when the write ends: a path, and not a
+        Delta table, whose files are judged by its own log, never as a Hive output directory (no
+        _SUCCESS by design: every write would look uncommitted)."""
+        return bool(self.path) and self.file_format != "delta"
+
+    @property
     def partition_spec(self) -> str | None:
         """``p=1/q=2`` when every partition value is static (the write touches one partition)."""
         if self.static_partitions and all(v is not None for _, v in self.static_partitions):

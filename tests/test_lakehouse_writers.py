@@ -78,6 +78,12 @@ def test_the_plans_name_their_targets():
     assert (ice.command, ice.table, ice.file_format) == ("AppendData", "local.db.t", "parquet")
     replace = write_target(iceberg_plan("local.db.t").replace("AppendData", "ReplaceData"))
     assert (replace.command, replace.mode, replace.table) == ("ReplaceData", "Overwrite", "local.db.t")
+    # live capture lists a write's output when it ends; never a Delta table's (judged by its log)
+    assert not write_target(delta_plan("file:/data/t")).listed and not v2.listed
+    parquet = ("== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand (1)\n\n\n"
+               "(1) Execute InsertIntoHadoopFsRelationCommand\nArguments: file:/tmp/out, false, Parquet, "
+               "[path=file:/tmp/out], Append, [id]\n")
+    assert write_target(parquet).listed and write_target(parquet).path == "file:///tmp/out"
 
 
 def delta_table(tmp: Path) -> tuple[Path, int]:
