@@ -100,6 +100,8 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     eventlog_v2_* directories, .inprogress, codecs lz4, lzf, snappy and zstd. Files already ingested are not read twice; a file
     that grew is read from where it stopped. A Spark event the store holds already (from live
     capture, its spool <db>.spool/, or another log of the application) is not stored again.
+    A Delta, Iceberg or Hudi table (its root or log directory, on local disk or any Hadoop
+    FileSystem: hdfs://, s3a://, file:) is read from its own commit log.
 
     \b
     Example:
@@ -119,8 +121,10 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
         if _AS_PROGRAM:
             pool.arrow_without_pandas()
         from commitsleuth.ingest import expand_paths, ingest as run_ingest
+        from commitsleuth.parsers.lakehouse import is_remote
 
-        bar.set_total(sum(_size(p) for p in expand_paths(paths)))  # a missing path: said before the store is made
+        # a missing path: said before the store is made (a URI, a table on a Hadoop FileSystem: by ingest)
+        bar.set_total(sum(_size(p) for p in expand_paths(p for p in paths if not is_remote(p))))
         with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db), \
                 _stop_on_signals() as stop_requested:
             try:
@@ -494,11 +498,18 @@ def formats() -> int:
       commitsleuth formats
     """
     from commitsleuth.parsers import FORMATS
+    from commitsleuth.parsers.lakehouse import table_formats
 
-    width = max(len(f.name) for f in FORMATS)
+    tables = table_formats()
+    width = max(len(f.name) for f in (*FORMATS, *tables))
     for f in FORMATS:
         click.echo(f"{f.name.ljust(width)}  {f.description}")
         click.echo(f"{''.ljust(width)}  yields: {', '.join(f.kinds)}")
+    click.echo("")
+    click.echo("Table formats (give the table's directory or its log directory):")
+    for t in tables:
+        click.echo(f"{t.name.ljust(width)}  {t.description}")
+        click.echo(f"{''.ljust(width)}  yields: {', '.join(t.kinds)}")
     return EXIT_OK
 
 

@@ -403,7 +403,7 @@ class LiveCapture:
                 start = row["byte_offset"] - offset
                 event = orjson.loads(data[start:data.index(b"\n", start)])
                 target = write_target(event.get("physicalPlanDescription"), event.get("sparkPlanInfo"))
-                if target is not None and target.path:
+                if target is not None and target.listed:
                     self._writes[row["query_id"]] = _Write(row["query_id"], target.path, row["ts"],
                                                            stored=row["location"])
             elif row["kind"] == "query_end" and row["query_id"] in self._writes:

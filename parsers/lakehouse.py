@@ -245,6 +245,7 @@ class TableFormat:
     log_dir: str
     recognise: Callable[[LogFiles], bool]
     read: Callable[[TableLog], Iterator[Event]]
+    kinds: tuple[str, ...] = ("table_commit", "table_add", "table_remove")
 
 
 def _formats() -> tuple[TableFormat, ...]:
@@ -316,13 +317,9 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
     earlier read of the same table: a re-run stores every event exactly once. Returns the
     ingest's ``SourceResult`` and the (file, reason) of every file that could not be read."""
     from commitsleuth.ingest.local import SourceResult
-    from commitsleuth.redact import redact
 
-    uri = (root.root if isinstance(root, LogFiles) else root).rstrip("/") + "/" + fmt.log_dir
-    for (old,) in store.con.execute("SELECT source_id FROM sources WHERE uri = ? AND kind = 'table_log'",
-                                    [redact(uri)]).fetchall():
-        store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
-        store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
+    uri = log_uri(root, fmt)
+    forget_table(store, uri)
     sid = store.add_source(uri, "table_log", format=fmt.name)
     log = new_log(root, fmt)
     written, batch, shown = 0, [], 0
@@ -358,6 +355,63 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
     store.update_source(sid, status=status, reason=reason, events=written, lines=log.files_read,
                         rejected=len(log.problems), finished_at=dt.datetime.now().replace(microsecond=0))
     return SourceResult(uri, status, fmt.name, written, log.files_read, len(log.problems), reason, sid), log.problems
+
+
+def log_uri(root: str | LogFiles, fmt: TableFormat) -> str:
+    """The source URI of a table's log: its keyed root and log directory (``/t/_delta_log``)."""
+    return (root.root if isinstance(root, LogFiles) else root).rstrip("/") + "/" + fmt.log_dir
+
+
+def forget_table(store, uri: str) -> None:
+    """Remove an earlier read of the table log at ``uri`` and its events: a table's log is read
+    whole each time and replaces the last read, so a re-run stores every event exactly once."""
+    from commitsleuth.redact import redact
+
+    for (old,) in store.con.execute("SELECT source_id FROM sources WHERE uri = ? AND kind = 'table_log'",
+                                    [redact(uri)]).fetchall():
+        store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
+        store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
+
+
+def log_fingerprint(files: LogFiles, fmt: TableFormat) -> tuple[str, int, int]:
+    """(fingerprint, bytes, files) of a table's log as listed (names, sizes, times): a log whose
+    listing is unchanged need not be read again."""
+    import hashlib
+
+    digest, size, n = hashlib.sha1(), 0, 0
+    for rel in (fmt.log_dir, f"{fmt.log_dir}/timeline"):
+        for name, length, mtime in files.list(rel):
+            digest.update(f"{rel}/{name}\0{length}\0{mtime}\n".encode())
+            size, n = size + max(length, 0), n + 1
+    return digest.hexdigest(), size, n
+
+
+def is_remote(path: str) -> bool:
+    """Whether ``path`` is a Hadoop FileSystem URI (``hdfs://``, ``s3a://``, ``file:``), not a local path."""
+    return bool(re.match(r"^[a-zA-Z][\w+.-]+:", path)) and not re.match(r"^[a-zA-Z]:[\\/]", path)
+
+
+def remote_tables(paths, spark) -> tuple[list[tuple[LogFiles, TableFormat]], list[str]]:
+    """The Hadoop FileSystem URIs among ``paths`` that name a table (root or log directory),
+    as (its files through ``spark()``'s FileSystem, format), apart from the rest. ``spark`` is
+    called only when a path is a URI. A URI that cannot be listed is left to the rest, whose
+    reading says why."""
+    tables, rest = [], []
+    session = None
+    for p in paths:
+        found = None
+        if is_remote(p):
+            session = session or spark()
+            try:
+                found = hadoop_table(p, session)
+            except Exception as exc:  # a Py4J error (no such FileSystem, refused): not a table here
+                if type(exc).__name__ != "Py4JJavaError":
+                    raise
+        if found is None:
+            rest.append(p)
+        elif found not in tables:
+            tables.append(found)
+    return tables, rest
 
 
 def split_tables(paths) -> tuple[list[tuple[str, TableFormat]], list[str]]:
@@ -396,5 +450,6 @@ def inside_tables(path: str, roots: list[str]) -> bool:
     return any(full.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "hadoop_table", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
+           "log_uri", "new_log", "remote_tables", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
            "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "writer_of"]

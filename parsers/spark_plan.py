@@ -23,14 +23,22 @@ V1_COMMANDS = (
     "InsertIntoHadoopFsRelationCommand", "InsertIntoHiveTable", "CreateDataSourceTableAsSelectCommand",
     "CreateHiveTableAsSelectCommand", "OptimizedCreateHiveTableAsSelectCommand",
     "SaveIntoDataSourceCommand", "InsertIntoDataSourceDirCommand", "InsertIntoHiveDirCommand",
+    "WriteIntoDeltaCommand",
 )
-V2_COMMANDS = ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic")
+# ReplaceData: a copy-on-write DELETE, UPDATE or MERGE rewriting files of a V2 table (Spark 3.4+)
+V2_COMMANDS = ("AppendData", "OverwriteByExpression", "OverwritePartitionsDynamic", "ReplaceData")
 _V2_MODE = {"AppendData": "Append", "OverwriteByExpression": "Overwrite",
-            "OverwritePartitionsDynamic": "Overwrite"}
+            "OverwritePartitionsDynamic": "Overwrite", "ReplaceData": "Overwrite"}
 _V1 = "|".join(V1_COMMANDS)
 _V2 = "|".join(V2_COMMANDS)
 _FORMATTED = re.compile(
-    rf"^\(\d+\) (?:Execute (?P<v1>{_V1})|(?P<v2>{_V2})(?:Exec)?(?P<v2t> [^\n]*)?)\s*$", re.M)
+    rf"^\(\d+\) (?:Execute (?P<v1>{_V1})|(?P<v2>{_V2})(?:Exec(?:V1)?)?(?P<v2t> [^\n]*)?)\s*$", re.M)
+# Delta's WriteIntoDeltaCommand prints Spark's FileFormatWriter.OutputSpec(outputPath,
+# customPartitionLocations, outputColumns); a Delta V2 write (AppendDataExecV1, …) its table as
+# DeltaTableV2(spark, path, catalogTable, …); Iceberg's SparkWrite as IcebergWrite(table=…, format=…)
+_OUTPUT_SPEC = re.compile(r"OutputSpec\((?P<path>[^,()]+),")
+_DELTA_V2 = re.compile(r"DeltaTableV2\([^,()]*(?:\([^)]*\))?[^,()]*,(?P<path>[^,()]+)[,)]")
+_ICEBERG_WRITE = re.compile(r"IcebergWrite\(table=(?P<table>[^,()\s]+), format=(?P<format>\w+)\)")
 _ARGS = re.compile(r"^Arguments: (?P<args>.*)$", re.M)
 _MODE = re.compile(r"(?:^|, )(?P<mode>Overwrite|Append|ErrorIfExists|Ignore)(?:,|$)")
 _TABLE = re.compile(r"`(?:spark_catalog`\.`)?(?P<db>[^`]+)`\.`(?P<table>[^`]+)`")
@@ -57,6 +65,13 @@ class WriteTarget:
         return {"command": self.command, "path": self.path, "mode": self.mode,
                 "partition_columns": list(self.partition_columns), "format": self.file_format,
                 "static_partitions": {k: v for k, v in self.static_partitions}}
+
+    @property
+    def listed(self) -> bool:
+        """Whether live capture lists the output directory when the write ends: a path, and not a
+        Delta table, whose files are judged by its own log, never as a Hive output directory (no
+        _SUCCESS by design: every write would look uncommitted)."""
+        return bool(self.path) and self.file_format != "delta"
 
     @property
     def partition_spec(self) -> str | None:
@@ -139,6 +154,11 @@ def _static(spec: str) -> tuple[tuple[str, str | None], ...]:
     return tuple(out)
 
 
+def _local(path: str) -> str:
+    """A bare local path (``/tmp/x``) as the ``file:`` URI every other location is."""
+    return "file:" + path if path.startswith("/") else path
+
+
 def _location(args: str) -> str | None:
     m = _LOCATION.search(args)
     if m is None:
@@ -153,7 +173,17 @@ def _read(command: str, table_word: str | None, args: str) -> WriteTarget:
     mode = mode_m["mode"] if mode_m else None
     table = _table(args)
     if command in V2_COMMANDS:
+        delta, iceberg = _DELTA_V2.search(args), _ICEBERG_WRITE.search(args)
+        if delta:
+            return WriteTarget(command, normalize_path(_local(delta["path"].strip())), _V2_MODE[command], (), "delta",
+                               table_word or table)
+        if iceberg:
+            return WriteTarget(command, None, _V2_MODE[command], (), iceberg["format"].lower(), iceberg["table"])
         return WriteTarget(command, None, _V2_MODE[command], (), None, table_word)
+    if command == "WriteIntoDeltaCommand":
+        spec = _OUTPUT_SPEC.search(args)
+        return WriteTarget(command, normalize_path(_local(spec["path"].strip())) if spec else None, mode, (),
+                           "delta", table)
     if command in ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
                    "OptimizedCreateHiveTableAsSelectCommand"):
         # CTAS: the table is named here; the files are written by a nested insert execution.

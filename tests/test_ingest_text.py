@@ -397,8 +397,15 @@ def test_formats_lists_every_format_with_what_it_yields(cli):
 
     r = cli("formats")
     lines = r.out.splitlines()
-    assert [line.split()[0] for line in lines[::2]] == [f.name for f in FORMATS]
+    text = lines[:2 * len(FORMATS)]
+    assert [line.split()[0] for line in text[::2]] == [f.name for f in FORMATS]
     assert lines[1].split() == ["yields:", *(k + "," for k in FORMATS[0].kinds[:-1]), FORMATS[0].kinds[-1]]
+    # then the table formats (issue 31), each with what it yields
+    tables = lines[2 * len(FORMATS):]
+    assert tables[:2] == ["", "Table formats (give the table's directory or its log directory):"]
+    assert [line.split()[0] for line in tables[2::2]] == ["delta-log", "iceberg-metadata", "hudi-timeline"]
+    assert {line.strip() for line in tables[3::2]} == {"yields: table_commit, table_add, table_remove"}
+    assert "_delta_log/" in tables[2] and ".hoodie/" in tables[6]
 
 
 def test_already_exists_names_the_table_wherever_the_exception_text_ends():

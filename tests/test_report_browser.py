@@ -312,3 +312,33 @@ def test_a_json_lines_key_fields_stay_text(browser, tmp_path):
     assert hostile in page.eval("[...document.querySelectorAll('.evidence-list details pre')].map(p => p.textContent).join()")
     assert page.eval("document.querySelectorAll('article.finding img').length") == 0
     assert (page.errors, page.dialogs) == ([], [])
+
+
+def test_a_table_logs_finding_shows_the_log_lane_and_the_writers_lanes(browser, tmp_path):
+    """delta-rs#3622 written by delta-rs: an overwrite through a stale handle lets a concurrent
+    append survive (CS204, per partition). The finding's timeline has the log's lane, one mark
+    per commit, and each commit's files on the lane of its writer (the append's application)."""
+    import pyarrow as pa
+    from deltalake import CommitProperties, DeltaTable, write_deltalake
+
+    rows = pa.table({"dt": ["2024-01-01", "2024-01-02"], "v": [1, 2]})
+    table = tmp_path / "t"
+    write_deltalake(str(table), rows, partition_by=["dt"])
+    stale = DeltaTable(str(table))
+    write_deltalake(str(table), rows, mode="append", partition_by=["dt"],
+                    commit_properties=CommitProperties(custom_metadata={"spark.app.id": "app-20240101000000-0001"}))
+    write_deltalake(stale, rows, mode="overwrite", partition_by=["dt"])
+    page = _open(browser, _report(tmp_path, table))
+    assert page.eval("[...document.querySelectorAll('article.finding')].map(a => a.dataset.code)") == ["CS204", "CS204"]
+    lanes = page.eval("[...document.querySelector('article.finding').querySelectorAll('.lane')].map(l =>"
+                      " [l.querySelector('.actor').textContent, [...l.querySelectorAll('.mark')].map(m => m.textContent)])")
+    by_name = dict(lanes)
+    assert by_name["delta log"] == ["V", "V", "V"]
+    assert by_name["app-20240101000000-0001"] == ["+"]  # the surviving append, on its application's lane
+    overwrite = [marks for name, marks in lanes if name.startswith("delta v2 ")]
+    assert overwrite and sorted(overwrite[0]) == ["+", "-"]  # removed v0's file only, added its own
+    assert not any("unknown" in name for name in by_name)
+    page.hover(".lane .mark")
+    assert "_delta_log/0000000000000000000" in page.eval("document.querySelector('.detail').innerText")
+    page.screenshot(ARTIFACTS / "report-delta-stale-overwrite.png")
+    assert (page.errors, page.dialogs) == ([], [])

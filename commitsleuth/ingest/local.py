@@ -40,7 +40,7 @@ from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, finge
                                   open_lines, peek_lines, record_start, same_head, unfinished_line)
 from commitsleuth.redact import redact
 from commitsleuth.store import Store
-from commitsleuth.parsers.lakehouse import inside_tables, record_table, split_tables
+from commitsleuth.parsers.lakehouse import inside_tables, is_remote, record_table, remote_tables, split_tables
 
 BATCH = 10_000
 # An ingest commits its batches when they hold this many events (four DuckDB row groups, which
@@ -196,11 +196,18 @@ def ingest(
     report = IngestReport()
     # a Delta/Iceberg/Hudi table (its root or log directory) is read as one table log
     tables, paths = split_tables(list(paths))
+    # a table on a Hadoop FileSystem (hdfs://, s3a://, file:) read through Spark's FileSystem, as audit does
+    far, paths = remote_tables(paths, _spark)
+    tables += far
+    for p in paths:
+        if is_remote(p):
+            raise InputError(f"{p}: not a Delta, Iceberg or Hudi table here; read logs on a Hadoop "
+                             f"FileSystem with --engine spark")
     for root, table_format in tables:
         report.results.append(record_table(store, root, table_format, progress, on_events)[0])
     if not paths:
         return report
-    roots = [root for root, _ in tables]
+    roots = [root for root, _ in tables if isinstance(root, str)]
     unreadable: list = []
     files = [f for f in expand_paths(paths, unreadable) if not inside_tables(str(f), roots)]
     for directory, why in unreadable:  # an input error, as audit makes it: the rest is read
@@ -924,3 +931,9 @@ def _now() -> dt.datetime:
 
 
 __all__ = ["IngestReport", "SourceResult", "expand_paths", "ingest", "ATTEMPT_RE"]
+
+
+def _spark():
+    from commitsleuth.ingest.spark import spark_session
+
+    return spark_session()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from commitsleuth.errors import InputError
 from commitsleuth.model import EVENT_COLUMNS
+from commitsleuth.parsers.lakehouse import forget_table, table_formats
 from commitsleuth.store import Store
 
 
@@ -121,17 +122,26 @@ def _drop_known(con) -> int:
     return len(dropped)
 
 
+_SOURCE_VALUES = ("format", "fingerprint", "size_bytes", "bytes_read", "lines", "status", "reason", "finished_at")
+
+
 def _attach_source(store: Store, r: dict) -> int | None:
     """The store's source id for a Parquet source row, or None when it is already there."""
     existing = store.find_source(r["uri"])
+    if r["format"] in {f.name for f in table_formats()}:
+        # a table's log is read whole: a new read replaces the last (events stored once)
+        if existing is not None and existing["fingerprint"] == r["fingerprint"]:
+            return None
+        forget_table(store, r["uri"])
+        return store.add_source(r["uri"], "table_log", **{k: r[k] for k in _SOURCE_VALUES}, events=r["events"],
+                                rejected=r["rejected"], started_at=r["started_at"])
     if existing is not None and (existing["fingerprint"], existing["size_bytes"], existing["lines"]) == (
             r["fingerprint"], r["size_bytes"], r["lines"]):
         return None
     copy = store.find_source_by_fingerprint(r["fingerprint"]) if r["fingerprint"] else None
     if copy is not None and copy["uri"] != r["uri"] and copy["size_bytes"] == r["size_bytes"]:
         return None  # the same file under another name: the local engine reads it once too
-    values = {k: r[k] for k in ("format", "fingerprint", "size_bytes", "bytes_read", "lines", "status",
-                                "reason", "finished_at")}
+    values = {k: r[k] for k in _SOURCE_VALUES}
     if existing is not None and r["first_line"] > 1 and existing["status"] == "ok":
         # the record held back at the last run's checkpoint (its last line had no newline) was
         # parsed again whole by this run: its earlier events retire, as the local engine's do

@@ -36,6 +36,7 @@ import pyarrow as pa
 from commitsleuth.ingest import app_end, eventlogs
 from commitsleuth.errors import CommitsleuthError, InputError
 from commitsleuth.model import EVENT_COLUMNS, EVENT_SCHEMA
+from commitsleuth.parsers.lakehouse import is_remote, remote_tables
 
 OUT_EXTRA = pa.schema([("run_id", pa.string()), ("format", pa.string()), ("day", pa.string()),
                        ("rec", pa.string()), ("payload", pa.string())])
@@ -339,6 +340,14 @@ def ingest_spark(paths: list[str], out: str, *, spark=None, master: str | None =
     spark = spark or spark_session(master)
     out = _absolute(out)
     run_id = f"{dt.datetime.now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    previous = _previous_sources(spark, out)
+    report = SparkIngestReport(out, run_id)
+    # a Delta/Iceberg/Hudi table is read as one table log, through the session's FileSystem
+    tables, paths = remote_tables([_absolute(p) if not is_remote(p) else p for p in paths], lambda: spark)
+    for files, fmt in tables:
+        _ingest_table(spark, files, fmt, out, run_id, previous, report)
+    if not paths:
+        return report
     reader = spark.read.format("binaryFile").option("recursiveFileLookup", "true")
     try:
         files = reader.load([_absolute(p) for p in paths])
@@ -346,8 +355,6 @@ def ingest_spark(paths: list[str], out: str, *, spark=None, master: str | None =
                    for r in files.select("path", "length", "modificationTime").collect()]
     except AnalysisException as exc:
         raise InputError(str(exc).splitlines()[0]) from None
-    report = SparkIngestReport(out, run_id)
-    previous = _previous_sources(spark, out)
     todo = []
     for unit in units_of(listing):
         prev = previous.get(unit.uri)
@@ -394,8 +401,46 @@ def ingest_spark(paths: list[str], out: str, *, spark=None, master: str | None =
     rejects = [json.loads(m.payload) for m in meta if m.rec == "reject"]
     _write_rows(spark, sources, SOURCE_SCHEMA, f"{out}/sources")
     _write_rows(spark, rejects, REJECT_SCHEMA, f"{out}/rejects")
-    report.sources = sources
+    report.sources += sources
     return report
+
+
+def _ingest_table(spark, files, fmt, out: str, run_id: str, previous: dict, report: SparkIngestReport) -> None:
+    """A table's log read on the driver through the session's FileSystem (a log is small beside
+    its data), written to ``out`` as one source like a parsed file. A log whose listing is as the
+    last run saw it is not read again; ``attach-parquet`` replaces an earlier read of a table."""
+    from commitsleuth.model import events_to_arrow
+    from commitsleuth.parsers.lakehouse import log_fingerprint, log_uri, new_log
+    from commitsleuth.redact import redact
+
+    uri = log_uri(files, fmt)
+    fingerprint, size, _ = log_fingerprint(files, fmt)
+    prev = previous.get(redact(uri))
+    if prev is not None and prev["fingerprint"] == fingerprint:
+        report.unchanged += 1
+        return
+    uid = source_uid(uri)
+    src = {"source_uid": uid, "run_id": run_id, "uri": redact(uri), "format": fmt.name, "fingerprint": fingerprint,
+           "size_bytes": size, "mtime": None, "bytes_read": 0, "lines": 0, "first_line": 1, "events": 0,
+           "rejected": 0, "status": "ok", "reason": None, "started_at": _now()}
+    log = new_log(files, fmt)
+    events = list(fmt.read(log))
+    for ev in events:
+        ev.source_id = uid
+    if events:
+        batch = _event_batch(events_to_arrow(events, None), run_id, fmt.name)
+        table = pa.Table.from_batches([batch]).select([*EVENT_COLUMNS, "run_id", "format", "day"])
+        schema = pa.schema([OUT_SCHEMA.field(c) for c in table.column_names])
+        (spark.createDataFrame(table.to_pandas(), _struct(schema))
+         .write.mode("append").partitionBy("format", "day").parquet(f"{out}/events"))
+    if log.problems:
+        first_file, first_reason = log.problems[0]
+        more = f" and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
+        src.update(status="partial", reason=redact(f"{first_file}: {first_reason}{more}"))
+    src.update(events=len(events), lines=log.files_read, rejected=len(log.problems),
+               bytes_read=log.files.bytes_read, finished_at=_now())
+    _write_rows(spark, [src], SOURCE_SCHEMA, f"{out}/sources")
+    report.sources.append(src)
 
 
 SOURCE_SCHEMA = pa.schema([

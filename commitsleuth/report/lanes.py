@@ -28,6 +28,7 @@ from typing import Iterable, Sequence
 
 from commitsleuth.forensics.attempt_labels import labels_for_names, shown
 from commitsleuth.forensics.file_attempts import attempts_of_files
+from commitsleuth.forensics.table_writers import TABLE_KINDS, commit_writers, log_lane, table_ties
 from commitsleuth.forensics.timeline import TimelineRow, where_of
 from commitsleuth.store import Store
 
@@ -53,15 +54,24 @@ MARK_KINDS: dict[str, tuple[str, str]] = {
     # the storage's own records (HDFS audit, S3 access logs), on the lane of the actor they name
     "file_create": ("W", "file written (storage)"),
     "fs_context": ("s", "storage call (permissions, refused, trash emptier)"),
+    # a table format's own log (Delta, Iceberg, Hudi): the commit on the log's lane, its files
+    # on the lanes of their writers
+    "table_commit": ("V", "table commit (version, snapshot, instant)"),
+    "table_add": ("+", "file added by a table commit"),
+    "table_remove": ("-", "file removed by a table commit"),
 }
 OTHER_SYMBOL = "."
 
 # Outcome colours a mark: "ok" published or succeeded, "bad" removed, failed or refused,
 # "info" anything else. A status says more than a kind, so it is looked at first.
-_BAD_STATUS = {"failed", "killed", "commit_denied", "denied", "aborted", "error", "failure"}
+_BAD_STATUS = {"failed", "killed", "commit_denied", "denied", "aborted", "error", "failure",
+               "unreadable", "missing", "conflict", "uncommitted"}
 _OK_STATUS = {"success", "succeeded", "ok", "committed"}
 _BAD_KINDS = {"delete", "job_abort", "commit_denied", "partition_exists", "dedup_remove", "partition_drop"}
-_OK_KINDS = {"task_commit", "rename", "publish", "job_commit", "partition_add", "load", "commit_allowed"}
+_OK_KINDS = {"task_commit", "rename", "publish", "job_commit", "partition_add", "load", "commit_allowed",
+             "table_add"}
+# a table commit is ok once completed; Hudi's requested and inflight instants are not yet
+_OK_KIND_STATUS = {("table_commit", "completed")}
 OUTCOMES = ("bad", "ok", "info")  # most important first: the one shown when marks collide
 
 WINDOW_KINDS = ("attempt_start", "attempt_end")
@@ -88,7 +98,7 @@ class Mark:
 @dataclass
 class Lane:
     actor: str
-    actor_type: str  # attempt | thread | query | app | other
+    actor_type: str  # attempt | thread | query | app | log (a table's log) | commit (a table commit) | other
     start: float
     end: float
     window: str  # "attempt" (attempt_start..attempt_end) or "activity" (first..last event)
@@ -136,7 +146,7 @@ def outcome(kind: str | None, status: str | None) -> str:
         return "ok"
     if kind in _BAD_KINDS:
         return "bad"
-    if kind in _OK_KINDS:
+    if kind in _OK_KINDS or (kind, s) in _OK_KIND_STATUS:
         return "ok"
     return "info"
 
@@ -154,6 +164,10 @@ def actor_type(actor: str | None) -> str:
     if not actor:
         return "other"
     a = actor.lower()
+    if is_log_lane(a):
+        return "log"
+    if is_commit_lane(a):
+        return "commit"
     if a.startswith(("attempt_", "task ")):
         return "attempt"
     if a.startswith(("hive_", "query ")) or "queryid" in a:
@@ -161,6 +175,19 @@ def actor_type(actor: str | None) -> str:
     if a.startswith(("application_", "app-", "local-", "job_")):
         return "app"
     return "thread"
+
+
+def is_log_lane(actor: str) -> bool:
+    """Whether ``actor`` is a table log's own lane (``log_lane``)."""
+    return actor in {log_lane(f) for f in ("delta", "iceberg", "hudi", None)}
+
+
+def is_commit_lane(actor: str) -> bool:
+    """Whether ``actor`` is one table commit's lane (its writer unnamed: ``delta v3 OPTIMIZE``)."""
+    return bool(_COMMIT_LANE.match(actor))
+
+
+_COMMIT_LANE = re.compile(r"^(delta v|iceberg seq |hudi instant )\d+\b", re.I)
 
 
 def lane_keys(events: Sequence[TimelineRow], apps: dict[int, str]) -> list[tuple[str | None, str]]:
@@ -271,7 +298,8 @@ def build(
             lane.start, lane.window = min(lane.start, pos_of(w.start)), "attempt"
         elif timed and w.end is not None:
             lane.end, lane.window = max(lane.end, pos_of(w.end)), "attempt"
-    lanes = sorted(by_actor.values(), key=lambda ln: (ln.start, ln.label))
+    # a table's log first: the commits its writers' files hang on
+    lanes = sorted(by_actor.values(), key=lambda ln: (ln.actor_type != "log", ln.start, ln.label))
     shown = {e.event_id: by_actor[key].label for e, key in zip(events, keys)}
     return PartitionLanes(lanes, axis, list(events), shown)
 
@@ -442,6 +470,7 @@ def tie_files(store: Store, rows: dict) -> tuple[dict, list[int]]:
     """``rows`` (key -> timeline rows) with each listed file that names its Spark task attempt
     drawn on that attempt's lane (forensics/file_attempts.py), and the attempt-end event ids
     whose windows those lanes need."""
+    rows = tie_tables(store, rows)
     ties = attempts_of_files(store.con, sorted({r.event_id for rs in rows.values() for r in rs
                                                  if r.kind == "file"}))
     if not ties:
@@ -449,6 +478,52 @@ def tie_files(store: Store, rows: dict) -> tuple[dict, list[int]]:
     out = {k: [replace(r, actor=ties[r.event_id][0]) if r.event_id in ties else r for r in rs]
            for k, rs in rows.items()}
     return out, [ae for _, ae in ties.values()]
+
+
+def tie_tables(store: Store, rows: dict) -> dict:
+    """``rows`` (key -> timeline rows) with a table log's events drawn as forensics/table_writers.py
+    says: its commits on the log's lane, a file added or removed on its writer's lane, read at its
+    commit file's line. A partition's rows that hold a table's file events get the commits that
+    added or removed them, so the log's lane is there too (one mark per commit)."""
+    con = store.con
+    wanted = {r.event_id for rs in rows.values() for r in rs if r.kind in TABLE_KINDS}
+    if not wanted:
+        return rows
+    keys_of: dict[int, list] = {}  # a file event's keys
+    for k, rs in rows.items():
+        for r in rs:
+            if r.kind in ("table_add", "table_remove"):
+                keys_of.setdefault(r.event_id, []).append(k)
+    versions: dict = {}  # key -> [(location, format, version)] of its file events
+    if keys_of:
+        for eid, loc, fmt, version in con.execute(
+                "SELECT event_id, location, detail->>'format', detail->>'version' FROM events "
+                "WHERE list_contains($ids, event_id)", {"ids": sorted(keys_of)}).fetchall():
+            for k in keys_of[eid]:
+                versions.setdefault(k, []).append((loc, fmt, version))
+    # every commit of these tables read once (a report draws many partitions of one table)
+    commits = commit_writers(con, {v[0] for vs in versions.values() for v in vs})
+    extra: dict = {}
+    for k, vs in versions.items():
+        have = {r.event_id for r in rows[k]}
+        ids = {commits[v][0] for v in vs if v in commits}
+        extra[k] = sorted(i for i in ids if i not in have)
+    added = {}
+    all_extra = sorted({i for ids in extra.values() for i in ids})
+    if all_extra:
+        for eid, ts, kind, path, status, raw in con.execute(
+                "SELECT event_id, ts, kind, path, status, raw FROM events WHERE list_contains($ids, event_id)",
+                {"ids": all_extra}).fetchall():
+            added[eid] = TimelineRow(eid, ts, kind, None, path, status, path or f"event {eid}", raw)
+    ties = table_ties(con, wanted | set(added), commits)
+    out = {}
+    for k, rs in rows.items():
+        merged = list(rs) + [added[i] for i in extra.get(k, ()) if i in added]
+        if extra.get(k):  # the commits join the partition's rows in time order
+            merged.sort(key=lambda r: (r.ts is None, r.ts or dt.datetime.min))
+        out[k] = [replace(r, actor=ties[r.event_id].actor, where=ties[r.event_id].where or r.where)
+                  if r.event_id in ties else r for r in merged]
+    return out
 
 
 def partition_lanes(store: Store, events: Sequence[TimelineRow], evidence: Iterable[int] = (),

@@ -49,6 +49,7 @@ def read(log: TableLog):
             have = instants.get(key)
             if have is None or _STATES[state] > _STATES[have[0]]:
                 instants[key] = (state, f"{rel_dir}/{name}", m["done"])
+    fields = partition_fields(log)
     slices: dict[str, Event] = {}  # fileId -> the add of its latest base file
     for (time, action), (state, rel, done) in sorted(instants.items()):
         ts = _instant_ts(time)
@@ -78,7 +79,7 @@ def read(log: TableLog):
             for stat in stats or []:
                 if not isinstance(stat, dict) or not isinstance(stat.get("path"), str):
                     continue
-                spec = partition if "=" in (partition or "") else None
+                spec = partition_spec(partition, fields)
                 add = log.data_file("table_add", time, ts, stat["path"], partition_spec=spec,
                                     size=stat.get("totalWriteBytes") or stat.get("fileSizeInBytes"),
                                     hudi_partition=partition or None, prev_commit=stat.get("prevCommit"),
@@ -91,6 +92,38 @@ def read(log: TableLog):
                         yield _retire(log, previous, time, ts, "superseded by a newer slice")
                     slices[fid] = add
                 yield add
+
+
+def partition_fields(log: TableLog) -> list[str]:
+    """The partition fields ``hoodie.properties`` names (``hoodie.table.partition.fields``, a
+    custom key generator's ``field:type`` as its field); [] when absent or unreadable."""
+    try:
+        data = log.files.read(f"{LOG}/hoodie.properties")
+    except OSError:
+        return []
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "hoodie.table.partition.fields":
+            value = value.strip().replace("\\:", ":")  # java.util.Properties escapes ':'
+            return [f.split(":")[0].strip() for f in value.split(",") if f.strip()]
+    return []
+
+
+def partition_spec(partition: str | None, fields: list[str]) -> str | None:
+    """The key of a Hudi partition path, as every other source keys it: a hive-style path
+    (``dt=2024-05-19``) as it is; a default one (``2024/05/19``) with the table's partition fields
+    (``year=2024/month=05/day=19``), one field with a multi-level path (a timestamp key
+    generator's ``yyyy/MM/dd``) as one value with ``/`` escaped as Hive escapes it (%2F)."""
+    if not partition:
+        return None
+    if "=" in partition:
+        return partition
+    levels = partition.strip("/").split("/")
+    if len(fields) == len(levels):
+        return "/".join(f"{k}={v}" for k, v in zip(fields, levels))
+    if len(fields) == 1:
+        return f"{fields[0]}={partition.strip('/').replace('/', '%2F')}"
+    return None
 
 
 def _retire(log: TableLog, add: Event, time: str, ts, why: str) -> Event:

@@ -1,0 +1,180 @@
+"""Who wrote each table commit and each file it added or removed, and how the timelines draw them.
+
+A table log (``parsers/lakehouse.py``) names its writers in pieces; the store ties each piece to
+what other sources hold:
+
+- a data file's TID (Spark's Iceberg file name ``partitionId-TID-operationUUID-fileCount``, Hudi's
+  write token ``partitionId-stageId-TID``) names the Spark task attempt with that TID, in the
+  commit's application when the log names one (``spark_task_attempts``);
+- ``spark.app.id`` in a snapshot summary or Delta's commitInfo names the application;
+- the SQL execution whose plan wrote the table (Delta ``WriteIntoDeltaCommand``, V2
+  ``AppendData``/``OverwriteByExpression``/``ReplaceData``; ``spark_executions``) names the commit
+  when its target is the table and the commit's time lies inside the execution's window.
+
+The timelines draw a table's log as a lane of its own (one mark per commit); a file the commit
+added sits on the lane of the attempt that wrote it, else of the commit's execution or
+application, else of the commit itself (``delta v3 OPTIMIZE``). A removed file sits on the lane
+of the commit that removed it: the TID in its name is the writer of the file, not the remover.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+TABLE_KINDS = ("table_commit", "table_add", "table_remove")
+# an execution's end event comes after the commit it made; its start before it
+_SLACK = dt.timedelta(seconds=1)
+# what a format calls a commit's number: Delta's version, Iceberg's sequence number, Hudi's instant
+_VERSION_WORD = {"delta": "v", "iceberg": "seq ", "hudi": "instant "}
+
+
+@dataclass(frozen=True)
+class CommitWriter:
+    """The writer of one table commit as the store can name it."""
+
+    location: str
+    format: str
+    version: str | None
+    operation: str | None
+    app_id: str | None
+    execution: tuple[str, str] | None  # (app_id, SQL execution id) whose plan wrote the table
+
+    @property
+    def lane(self) -> str:
+        """The lane of this commit's writer: its SQL execution, its application, else itself."""
+        if self.execution:
+            return f"{self.execution[0]}/SQL execution {self.execution[1]}"
+        if self.app_id:
+            return self.app_id
+        short = self.format.split("-")[0]
+        word = _VERSION_WORD.get(short, "v")
+        return f"{short} {word}{self.version}" + (f" {self.operation}" if self.operation else "")
+
+
+def log_lane(fmt: str | None) -> str:
+    """The lane of a table's log: ``delta log``, ``iceberg log``, ``hudi log``."""
+    return f"{(fmt or 'table').split('-')[0]} log"
+
+
+_EVENTS = """
+SELECT event_id, kind, location, app_id, ts, detail->>'format', detail->>'version',
+       TRY_CAST(detail->>'tid' AS BIGINT), detail->>'log_file', line_no,
+       TRY_CAST(detail->>'spark_partition' AS BIGINT), TRY_CAST(detail->>'stage_id' AS BIGINT)
+FROM events WHERE list_contains($ids, event_id) AND kind IN ('table_commit', 'table_add', 'table_remove')
+"""
+_COMMITS = """
+SELECT event_id, location, detail->>'format', detail->>'version', app_id, ts,
+       coalesce(detail->>'operation', detail->'summary'->>'operation', detail->>'action'), path
+FROM events WHERE kind = 'table_commit' AND list_contains($locations, location)
+"""
+_EXECUTIONS = """
+SELECT app_id, execution_id, started, ended, write_location, write_table FROM spark_executions
+WHERE write_command IS NOT NULL AND (write_location IS NOT NULL OR write_table IS NOT NULL)
+"""
+
+
+def commit_writers(con, locations) -> dict[tuple[str, str, str | None], tuple[int, CommitWriter, str | None]]:
+    """Each commit of the tables at ``locations`` by (location, format, version): its event id,
+    its writer and its commit file."""
+    locations = sorted({loc for loc in locations if loc})
+    if not locations:
+        return {}
+    commits = con.execute(_COMMITS, {"locations": locations}).fetchall()
+    executions = _executions(con, {c[1] for c in commits}) if commits else {}
+    out = {}
+    for eid, loc, fmt, version, app, ts, op, path in commits:
+        found = [(a, x) for a, x, start, end in executions.get(loc, ())
+                 if ts is not None and start is not None and start - _SLACK <= ts
+                 and (end is None or ts <= end + _SLACK) and (app is None or a == app)]
+        execution = found[0] if len(found) == 1 else None  # two candidates: neither is named
+        out[(loc, fmt, version)] = (eid, CommitWriter(loc, fmt, version, op, app, execution), path)
+    return out
+
+
+def _executions(con, locations: set[str]) -> dict[str, list]:
+    """The SQL executions whose plan's write target is one of the table ``locations`` (its path
+    as every source keys it, or a table name whose location is the table's)."""
+    from commitsleuth.forensics.paths import table_from_location
+    # here, not at the top: the reading commands (timeline) import this module and never need
+    # the parsers' package, which brings pyarrow
+    from commitsleuth.parsers.lakehouse import storage_path
+
+    # a V2 write names a catalog's table (``local.db.t``): its last two parts meet the table's
+    # ``db.db/t`` (Hive warehouse) or ``db/t`` (Iceberg's Hadoop and SQL catalogs) location
+    by_name: dict[str, set[str]] = {}
+    for loc in locations:
+        for name in {table_from_location(loc), ".".join(loc.rstrip("/").split("/")[-2:]).lower()} - {None}:
+            by_name.setdefault(name, set()).add(loc)
+    out: dict[str, list] = {}
+    for app, x, start, end, where, table in con.execute(_EXECUTIONS).fetchall():
+        loc = storage_path(where).rstrip("/") if where else None
+        if loc not in locations:
+            named = by_name.get(".".join((table or "").lower().split(".")[-2:]), set())
+            loc = next(iter(named)) if len(named) == 1 else None
+        if loc is not None:
+            out.setdefault(loc, []).append((app, x, start, end))
+    return out
+
+
+def attempt_labels(con, keys) -> dict[tuple, str]:
+    """The one Spark attempt label of each (TID, application, partition index, stage) the store
+    holds; application, partition and stage are None when the log does not say them. The file
+    name's partition index (Iceberg's partitionId, Hudi's write token) must be the attempt's task
+    index and its stage the attempt's stage: a TID alone repeats in every application."""
+    keys = sorted({k for k in keys if k[0] is not None}, key=repr)
+    if not keys:
+        return {}
+    rows = con.execute(
+        "SELECT tid, app_id, task_index, stage_id, label FROM spark_task_attempts WHERE list_contains($tids, tid)",
+        {"tids": sorted({k[0] for k in keys})}).fetchall()
+    out = {}
+    for key in keys:
+        tid, app, part, stage = key
+        labels = {label for t, a, i, st, label in rows if t == tid and (app is None or a == app)
+                  and (part is None or i == part) and (stage is None or st == stage)}
+        if len(labels) == 1:  # two candidates: neither is named
+            out[key] = labels.pop()
+    return out
+
+
+@dataclass(frozen=True)
+class TableTie:
+    """How the timelines draw one table event: its lane (``actor``) and where it is read."""
+
+    actor: str
+    where: str | None
+
+
+def table_ties(con, event_ids, commits: dict | None = None) -> dict[int, TableTie]:
+    """The lane and log place of each table event among ``event_ids``; ``commits``: what
+    ``commit_writers`` gave for their tables, when the caller has it."""
+    ids = sorted(set(event_ids))
+    if not ids:
+        return {}
+    rows = con.execute(_EVENTS, {"ids": ids}).fetchall()
+    if not rows:
+        return {}
+    locations = {r[2] for r in rows}
+    if commits is None or not locations <= {k[0] for k in commits}:
+        commits = commit_writers(con, locations)
+    attempts = attempt_labels(con, {(r[7], r[3], r[10], r[11]) for r in rows if r[1] == "table_add"})
+    out = {}
+    for eid, kind, loc, app, _ts, fmt, version, tid, log_file, line_no, part, stage in rows:
+        found = commits.get((loc, fmt, version))
+        commit_file = found[2] if found else None
+        if kind == "table_commit":
+            out[eid] = TableTie(log_lane(fmt), commit_file)
+            continue
+        writer = found[1] if found else CommitWriter(loc, fmt, version, None, app, None)
+        actor = attempts.get((tid, app, part, stage)) if kind == "table_add" else None
+        # Delta's: the commit file's line; Iceberg's and Hudi's: the commit's own file (metadata
+        # JSON, instant), nearer than the log directory the source names
+        where = commit_file
+        if log_file and commit_file and line_no is not None:
+            where = f"{commit_file.rsplit('/', 1)[0]}/{log_file}:{line_no}"
+        out[eid] = TableTie(actor or writer.lane, where)
+    return out
+
+
+__all__ = ["CommitWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_writers", "log_lane", "table_ties"]
