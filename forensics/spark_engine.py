@@ -18,6 +18,8 @@ from importlib import resources
 
 import sqlglot
 from sqlglot import exp, transforms
+
+from commitsleuth.errors import CommitsleuthError
 from sqlglot.dialects.spark import Spark
 
 
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 _LAMBDA = re.compile(r"\blambda\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*:")
 # DuckDB's JSON arrows chained (detail->'write'->>'command'): one JSONPath, read as the arrows are
 _JSON_CHAIN = re.compile(r"((?:\w+\.)?\w+)((?:->'\w+')+)->>'(\w+)'")
+_JSON_PATH = re.compile(r"((?:\w+\.)?\w+)->'(\w+)'((?:->'\w+')+)")  # x->'a'->'b': JSON, not text
 _STATEMENT = re.compile(
     r"^CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)\s*(\([^)]*\))?\s+AS\s+(TABLE\s+)?(.*)$", re.S | re.I)
 
@@ -48,6 +51,10 @@ def _duckdb_text(sql: str) -> str:
         keys = re.findall(r"->'(\w+)'", m.group(2)) + [m.group(3)]
         return f"{m.group(1)}->>'$.{'.'.join(keys)}'"
     sql = _JSON_CHAIN.sub(path, _LAMBDA.sub(arrow, sql))
+    def json_path(m):
+        keys = [m.group(2)] + re.findall(r"'(\w+)'", m.group(3))
+        return f"{m.group(1)}->>'$.{'.'.join(keys)}'"  # on Spark JSON is its text either way
+    sql = _JSON_PATH.sub(json_path, sql)
     return re.sub(r"\blen\(", "array_length(", sql)
 
 
@@ -200,6 +207,14 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if _is_list(node.this):
             return exp.Anonymous(this="slice", expressions=[target, start, exp.func("greatest", length, exp.Literal.number(0))])
         return exp.Substring(this=target, start=start, length=length)
+    # JSON values are their text on Spark (get_json_object and from_json read text)
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
+        return exp.DataType.build("STRING")
+    # to_microseconds(n): an interval of n microseconds
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "to_microseconds":
+        seconds = exp.Div(this=exp.cast(node.expressions[0].copy(), "DECIMAL(38,6)"),
+                          expression=exp.Literal.number(1000000))
+        return exp.Anonymous(this="make_dt_interval", expressions=[exp.Literal.number(0)] * 3 + [seconds])
     # WITH x AS MATERIALIZED (…): a hint DuckDB alone knows
     if isinstance(node, exp.CTE) and node.args.get("materialized") is not None:
         node.set("materialized", None)
@@ -322,7 +337,11 @@ def run_detectors(spark, store, detectors) -> list:
     findings = []
     for det in detectors:
         t0 = time.perf_counter()
-        rows = spark.sql(detector_sql(det.code, det.sql)).collect()
+        try:
+            rows = spark.sql(detector_sql(det.code, det.sql)).collect()
+        except Exception as exc:  # noqa: BLE001 - Spark's analysis errors: one line for the user
+            said = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            raise CommitsleuthError(f"{det.code} {det.name} does not run on Spark: {said[:300]}") from None
         log.debug("%s on Spark: %d rows in %.2f s", det.code, len(rows), time.perf_counter() - t0)
         found = [det.to_finding({k: _plain(v) for k, v in r.asDict(recursive=False).items()}) for r in rows]
         findings.extend(det.finish(store.con, found))
