@@ -4,7 +4,10 @@ DuckDB-only form keeps its meaning."""
 
 from __future__ import annotations
 
+import duckdb
+
 from commitsleuth.forensics import spark_engine
+from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import DETECTORS
 from commitsleuth.store import Store
 
@@ -40,19 +43,19 @@ def test_rewrites_keep_duckdb_meaning():
 
 # The detectors whose Spark SQL runs and gives analyze's findings on seed 002; the others fail
 # on Spark today (docs/spark-analyze.md, "Not yet on Spark", says why).
-ON_SPARK = ("CS101", "CS102", "CS103", "CS104", "CS105", "CS106", "CS108", "CS109", "CS110", "CS203", "CS204")
+ON_SPARK = ("CS101", "CS102", "CS103", "CS104", "CS105", "CS106", "CS108", "CS109", "CS110",
+            "CS201", "CS203", "CS204", "CS205")
 
 
 def test_spark_gives_analyzes_findings(spark, tmp_path):
-    """Seed 002 (two HiveServer2 threads racing, one trashing the other's load): each detector
-    on Spark gives the findings it gives on DuckDB: wording, partition, window, actors, evidence,
-    detail and the storage annotation (CS103 finds the race)."""
-    found = 0
-    with Store(tmp_path / "s.duckdb") as store:
+    """Seed 002 (two HiveServer2 threads racing, one trashing the other's load): analyze on Spark
+    gives the findings analyze gives: wording, partition, window, actors and their objects,
+    evidence, detail, the storage annotation, remedy; stored where the duckdb client reads them."""
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store:
         load_case(store, tmp_path / "logs", scenario("seed002_lost_partition"))
-        spark_engine.register(spark, spark_engine.export_parquet(store, tmp_path / "parquet"))
-        for det in [d() for d in DETECTORS if d.code in ON_SPARK]:
-            local = [vars(f) for f in det.run(store.con)]
-            assert [vars(f) for f in spark_engine.run_detectors(spark, store, [det])] == local, det.code
-            found += len(local)
-    assert found == 1
+        local = [vars(f) for f in analyze(store, list(ON_SPARK))]
+        assert [vars(f) for f in spark_engine.analyze_spark(store, list(ON_SPARK), spark=spark)] == local
+    assert [f["code"] for f in local] == ["CS103"] and local[0]["actor_objects"]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT code, actors FROM findings").fetchall() == [("CS103", local[0]["actors"])]
