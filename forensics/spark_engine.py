@@ -207,6 +207,15 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         if _is_list(node.this):
             return exp.Anonymous(this="slice", expressions=[target, start, exp.func("greatest", length, exp.Literal.number(0))])
         return exp.Substring(this=target, start=start, length=length)
+    # f(unnest(xs)) in a select list: Spark's explode stands alone, so unnest(list_transform(xs, u -> f(u)))
+    if isinstance(node, exp.Alias) and not isinstance(node.this, (exp.Explode, exp.Unnest)):
+        gens = [g for g in node.this.find_all(exp.Explode, exp.Unnest)]
+        if len(gens) == 1 and isinstance(gens[0], exp.Explode):
+            items = gens[0].this.copy()
+            body = node.this.copy().transform(
+                lambda n: exp.to_identifier("_u") if isinstance(n, exp.Explode) else n)
+            lam = exp.Lambda(this=body, expressions=[exp.to_identifier("_u")])
+            return exp.alias_(exp.Explode(this=exp.Transform(this=items, expression=lam)), node.alias)
     # JSON values are their text on Spark (get_json_object and from_json read text)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
         return exp.DataType.build("STRING")
