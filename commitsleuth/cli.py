@@ -243,9 +243,15 @@ def attach_parquet(directory: str, db: str) -> int:
 @click.option("--detector", "detectors", multiple=True, metavar="CODE", help="Run only these detectors.")
 @click.option("--explain", nargs=2, metavar="TABLE PARTITION", default=None,
               help="For one partition, say per detector which facts it saw and why it did or did not fire.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="spark: the fact model and detectors run on Spark SQL (docs/spark-analyze.md).")
+@click.option("--master", metavar="URL", help="Spark master for --engine spark (default local[*]).")
+@click.option("--parquet", metavar="DIR", help="For --engine spark: read this export of the store "
+              "(events/, sources/; any Hadoop path) instead of exporting it to a temporary directory.")
 @redact_option
 @db_option
 def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], explain: tuple[str, str] | None,
+            engine: str, master: str | None, parquet: str | None,
             redact_patterns: tuple[str, ...], db: str) -> int:
     """Run the detectors over everything ingested and print the findings.
 
@@ -255,6 +261,7 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], explain: tuple[s
     Example:
       commitsleuth analyze --fail-on high --format json > findings.json
       commitsleuth analyze --explain sales.orders ds=2024-05-19
+      commitsleuth analyze --engine spark --master spark://host:7077
     """
     from commitsleuth.forensics.analyze import analyze as run_analyze
     from commitsleuth.report.text import findings_json, findings_text
@@ -269,7 +276,12 @@ def analyze(fmt: str, fail_on: str, detectors: tuple[str, ...], explain: tuple[s
             click.echo(printable(redact(text), keep_layout=True))
         return EXIT_OK
     with _open_reader(db, read_only=False) as store:
-        findings = run_analyze(store, list(detectors) or None)
+        if engine == "spark":
+            from commitsleuth.forensics.spark_engine import analyze_spark
+
+            findings = analyze_spark(store, list(detectors) or None, master=master, parquet=parquet)
+        else:
+            findings = run_analyze(store, list(detectors) or None)
         click.echo(findings_json(store, findings) if fmt == "json" else findings_text(store, findings))
     return _exit_for(findings, fail_on)
 

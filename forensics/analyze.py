@@ -76,12 +76,22 @@ def prepared(store: Store):
 
 def analyze(store: Store, codes: list[str] | None = None) -> list[Finding]:
     """Findings of all (or the named) detectors, most severe first; stored in ``findings``."""
-    detectors = [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
     findings: list[Finding] = []
     with prepared(store):
-        for det in detectors:
+        for det in selected(codes):
             findings.extend(det.run(store.con))
-        named = actor_objects(store.con, findings)
+        return finish(store, findings)
+
+
+def selected(codes: list[str] | None) -> list:
+    """The detectors named by code or name (all of them when none is named), in report order."""
+    return [d() for d in DETECTORS if not codes or d.code in codes or d.name in codes]
+
+
+def finish(store: Store, findings: list[Finding]) -> list[Finding]:
+    """Who each finding names, its cause and remedy, in report order, stored in ``findings``:
+    lookups in the store by the findings' evidence and actors (both engines end here)."""
+    named = actor_objects(store.con, findings)
     for f, objects in zip(findings, named):
         f.actor_objects = objects
         spark = [o for o in objects if o["kind"] == "spark_attempt"]

@@ -123,6 +123,10 @@ NOT_RUN = {
         "a Spark session of its own and a Parquet round trip: tests/test_spark_engine.py runs the engine",
     "commitsleuth ingest --engine spark --master yarn --out hdfs:///tmp/cs 'hdfs:///archive/hive/2017-08-*/'":
         "needs a YARN cluster and HDFS",
+    "commitsleuth analyze --engine spark --db cs.duckdb":
+        "a Spark session of its own: tests/test_spark_analyze.py runs `analyze --engine spark`",
+    "commitsleuth analyze --engine spark --master spark://10.0.0.5:7077 --parquet hdfs:///tmp/cs-export --db cs.duckdb":
+        "needs a Spark cluster and HDFS",
     "hdfs dfs -get /tmp/cs ./cs && commitsleuth attach-parquet ./cs":
         "needs HDFS; attach-parquet of a local directory is run by tests/test_spark_engine.py",
 }

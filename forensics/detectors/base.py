@@ -75,9 +75,14 @@ class SqlDetector(Detector):
     def run(self, con):
         cur = con.execute(self.sql)
         cols = [d[0] for d in cur.description]
-        return [self._to_finding(dict(zip(cols, r))) for r in cur.fetchall()]
+        return self.finish(con, [self.to_finding(dict(zip(cols, r))) for r in cur.fetchall()])
 
-    def _to_finding(self, row: dict) -> Finding:
+    def finish(self, con: duckdb.DuckDBPyConnection, findings: list[Finding]) -> list[Finding]:
+        """Words a detector adds from a few lookups in the store by its findings' evidence (the
+        Spark engine runs ``sql`` on Spark and this on the store)."""
+        return findings
+
+    def to_finding(self, row: dict) -> Finding:
         return self.finding(
             self.summary(row),
             location=row.get("location"),

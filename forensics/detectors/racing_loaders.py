@@ -103,8 +103,8 @@ class RacingLoaders(SqlDetector):
     severity = "high"
     sql = _SQL
 
-    def run(self, con):
-        return storage.annotate(con, super().run(con))  # who deleted it, per the storage's records
+    def finish(self, con, findings):
+        return storage.annotate(con, findings)  # who deleted it, per the storage's records
 
     def summary(self, row):
         writers = ", ".join(row["actors"])

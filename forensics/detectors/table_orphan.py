@@ -65,15 +65,9 @@ class TableOrphanFile(SqlDetector):
     def sql(self) -> str:
         return _SQL.format(files=TABLE_FILES.strip(), retention=retention_hours())
 
-    def run(self, con):
-        cur = con.execute(self.sql)
-        cols = [d[0] for d in cur.description]
-        out = []
-        for r in cur.fetchall():
-            row = dict(zip(cols, r))
-            row["actors"] = [f"TID {t}" for t in row["tids"] if t]
-            out.append(self._to_finding(row))
-        return out
+    def to_finding(self, row: dict):
+        row["actors"] = [f"TID {t}" for t in row["tids"] if t]
+        return super().to_finding(row)
 
     def summary(self, row: dict) -> str:
         n = len(row["paths"])

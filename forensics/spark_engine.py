@@ -1,0 +1,373 @@
+"""``analyze --engine spark``: the fact model and every detector on Spark SQL.
+
+One source of truth: the SQL Spark runs is generated, at run time, from the DuckDB SQL the local
+engine runs: the views and macros of the store's migrations (the last definition of each) and
+each detector's ``sql``. sqlglot transpiles them; the few DuckDB forms it leaves as they are
+(macros, ``list(… ORDER BY …)``, ASOF joins, string and list slices, ``regexp_extract`` into a
+struct, ``struct_insert``, ``list_zip``) are rewritten here on the parsed tree. Nothing is kept
+twice by hand: a change to a view or a detector reaches both engines.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from functools import lru_cache
+from importlib import resources
+
+import sqlglot
+from sqlglot import exp, transforms
+
+from commitsleuth.errors import CommitsleuthError
+from sqlglot.dialects.spark import Spark
+
+
+class _Spark(Spark):
+    """Spark 3.5+/4 as it is: QUALIFY is its own (sqlglot's Spark moves it into a subquery, which
+    loses the table aliases a QUALIFY names)."""
+
+    class Generator(Spark.Generator):
+        TRANSFORMS = {**Spark.Generator.TRANSFORMS,
+                      exp.Select: transforms.preprocess([transforms.eliminate_distinct_on,
+                                                         transforms.unnest_to_explode, transforms.any_to_exists])}
+
+log = logging.getLogger(__name__)
+_LAMBDA = re.compile(r"\blambda\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*:")
+# DuckDB's JSON arrows chained (detail->'write'->>'command'): one JSONPath, read as the arrows are
+_JSON_CHAIN = re.compile(r"((?:\w+\.)?\w+)((?:->'\w+')+)->>'(\w+)'")
+_JSON_PATH = re.compile(r"((?:\w+\.)?\w+)->'(\w+)'((?:->'\w+')+)")  # x->'a'->'b': JSON, not text
+_STATEMENT = re.compile(
+    r"^CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)\s*(\([^)]*\))?\s+AS\s+(TABLE\s+)?(.*)$", re.S | re.I)
+
+
+def _duckdb_text(sql: str) -> str:
+    """DuckDB's ``lambda x: …`` as ``x -> …`` and ``len(list)`` as ``array_length`` (the same
+    functions), the spellings sqlglot reads."""
+    def arrow(m):
+        names = [n.strip() for n in m.group(1).split(",")]
+        return (names[0] if len(names) == 1 else "(" + ", ".join(names) + ")") + " ->"
+    def path(m):
+        keys = re.findall(r"->'(\w+)'", m.group(2)) + [m.group(3)]
+        return f"{m.group(1)}->>'$.{'.'.join(keys)}'"
+    sql = _JSON_CHAIN.sub(path, _LAMBDA.sub(arrow, sql))
+    def json_path(m):
+        keys = [m.group(2)] + re.findall(r"'(\w+)'", m.group(3))
+        return f"{m.group(1)}->>'$.{'.'.join(keys)}'"  # on Spark JSON is its text either way
+    sql = _JSON_PATH.sub(json_path, sql)
+    return re.sub(r"\blen\(", "array_length(", sql)
+
+
+def _statements(text: str):
+    """The statements of a migration file (comments dropped; ``;`` ends one at a line's end)."""
+    body = "\n".join(line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line
+                     for line in text.splitlines())
+    for part in re.split(r";\s*$", body, flags=re.M):
+        if part.strip():
+            yield part.strip()
+
+
+@lru_cache(maxsize=1)
+def catalog() -> tuple[dict[str, str], dict[str, tuple[list[str], str, bool]]]:
+    """``(views, macros)`` as the migrations leave them: view name -> its SELECT, in creation
+    order (a view replaced later keeps its first place: what it reads was made before); macro
+    name -> (parameters, body, is_table)."""
+    views: dict[str, str] = {}
+    macros: dict[str, tuple[list[str], str, bool]] = {}
+    migrations = resources.files("commitsleuth").joinpath("migrations")
+    for entry in sorted(migrations.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".sql"):
+            continue
+        for stmt in _statements(entry.read_text(encoding="utf-8")):
+            m = _STATEMENT.match(stmt)
+            if not m:
+                continue
+            kind, name, params, is_table, body = m.groups()
+            if kind.upper() == "VIEW":
+                views[name] = body
+            else:
+                names = [p.strip() for p in (params or "()")[1:-1].split(",") if p.strip()]
+                macros[name] = (names, body, bool(is_table))
+    return views, macros
+
+
+def _parse(sql: str) -> exp.Expression:
+    return sqlglot.parse_one(_duckdb_text(sql), read="duckdb")
+
+
+# --- rewrites of the parsed DuckDB tree -------------------------------------------------------
+
+def _expand_macros(tree: exp.Expression, macros) -> exp.Expression:
+    """A macro call becomes its body with the arguments in place of the parameters: a scalar
+    macro in place, a table macro as a subquery."""
+    def substitute(body: str, params: list[str], args: list[exp.Expression]) -> exp.Expression:
+        parsed = _expand_macros(_parse(body), macros)
+        values = dict(zip(params, args))
+
+        def put(node):
+            if isinstance(node, exp.Column) and not node.table and node.name in values:
+                arg = values[node.name]
+                if isinstance(arg, exp.Null):  # an untyped NULL list: Spark wants its type
+                    return exp.cast(exp.null(), "ARRAY<STRING>", dialect="spark")
+                return arg.copy()
+            return node
+        return parsed.transform(put)
+
+    def expand(node):
+        if isinstance(node, exp.Anonymous) and node.name in macros and not macros[node.name][2]:
+            params, body, _ = macros[node.name]
+            return exp.Paren(this=substitute(body, params, list(node.expressions)))
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name in macros:
+            params, body, _ = macros[node.this.name]
+            sub = substitute(body, params, list(node.this.expressions))
+            alias = node.alias or node.this.name
+            return exp.Subquery(this=sub, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        return node
+    return tree.transform(expand)
+
+
+def _is_list(node: exp.Expression) -> bool:
+    return isinstance(node, (exp.ArrayAgg, exp.Array, exp.ArraySort, exp.ArrayDistinct, exp.Filter)) or (
+        isinstance(node, (exp.Paren, exp.Bracket)) and _is_list(node.this))
+
+
+def _list_agg(node: exp.ArrayAgg, where: exp.Expression | None) -> exp.Expression:
+    """DuckDB's ``list(x)``, ``list(DISTINCT x ORDER BY k, …)``: Spark's collect_list keeps no
+    order, so (k, …, x) structs are sorted and x taken."""
+    def collect(name, value):
+        agg = exp.Anonymous(this=name, expressions=[value.transform(_rewrite)])
+        return exp.Filter(this=agg, expression=where.copy()) if where is not None else agg
+    inner = node.this.this if isinstance(node.this, exp.Order) else node.this
+    distinct = isinstance(inner, exp.Distinct)
+    value = inner.expressions[0] if distinct else inner
+    if not isinstance(node.this, exp.Order):
+        return collect("collect_set" if distinct else "collect_list", value.copy())
+    keys = [o.this for o in node.this.expressions]
+    desc = any(o.args.get("desc") for o in node.this.expressions)
+    if distinct and len(keys) == 1 and keys[0] == value and not desc:
+        return exp.Anonymous(this="array_sort", expressions=[collect("collect_set", value.copy())])
+    fields = [exp.alias_(k.copy(), f"k{i}") for i, k in enumerate(keys)] + [exp.alias_(value.copy(), "v")]
+    sort = exp.Anonymous(this="array_sort", expressions=[
+        collect("collect_set" if distinct else "collect_list", exp.Struct(expressions=fields))])
+    if desc:
+        sort = exp.Anonymous(this="reverse", expressions=[sort])
+    return sqlglot.parse_one("transform(_s, s -> s.v)", read="spark").transform(
+        lambda n: sort if isinstance(n, exp.Column) and n.name == "_s" else n)
+
+
+def _rewrite(node: exp.Expression) -> exp.Expression:
+    # list(…) FILTER (WHERE c): the filter on Spark's collect; NULL when no row passes, as DuckDB's
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg):
+        where = node.expression.transform(_rewrite)
+        none = exp.EQ(this=exp.Filter(this=exp.Count(this=exp.Star()), expression=where.copy()),
+                      expression=exp.Literal.number(0))
+        return exp.Case(ifs=[exp.If(this=none, true=exp.null())], default=_list_agg(node.this, where))
+    if isinstance(node, exp.ArrayAgg):
+        return _list_agg(node, None)
+    # regexp_extract(s, re, ['a', 'b']): a struct of the groups, by name
+    if isinstance(node, exp.RegexpExtract) and isinstance(node.args.get("group"), exp.Array):
+        names = [e.name for e in node.args["group"].expressions]
+        return exp.Struct(expressions=[
+            exp.alias_(exp.RegexpExtract(this=node.this.copy(), expression=node.expression.copy(),
+                                         group=exp.Literal.number(i + 1)), n)
+            for i, n in enumerate(names)])
+    # struct_insert(s, k := v): the struct with the fields added
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "struct_insert":
+        base, *added = node.expressions
+        struct = base.copy()
+        for kv in added:
+            struct.append("expressions", exp.alias_(kv.expression.copy(), kv.this.name))
+        return struct
+    # list_transform(list_zip(a, b), kv -> f(kv[1], kv[2])): zip_with(a, b, (k1, k2) -> f(k1, k2))
+    if isinstance(node, exp.Transform) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "list_zip":
+        lam = node.expression
+        var = lam.expressions[0].name
+
+        def positional(n):
+            if isinstance(n, exp.Bracket) and isinstance(n.this, (exp.Column, exp.Identifier)) and n.this.name == var:
+                return exp.to_identifier(f"_z{int(n.expressions[0].name) + 1}")  # indexes parsed 0-based
+            return n
+        body = lam.this.transform(positional)
+        zipped = exp.Lambda(this=body, expressions=[exp.to_identifier("_z1"), exp.to_identifier("_z2")])
+        return exp.Anonymous(this="zip_with", expressions=[*(e.copy() for e in node.this.expressions), zipped])
+    # s[a:b] (1-based, both ends in, negative from the end): substring of a string, slice of a list
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.expressions[0], exp.Slice):
+        sl = node.expressions[0]
+        target = node.this.copy()
+        start = sl.this.copy() if sl.this else exp.Literal.number(1)
+        size = exp.func("array_size" if _is_list(node.this) else "length", target.copy())
+        if sl.expression is None:
+            end = size
+        elif isinstance(sl.expression, exp.Neg):
+            end = exp.Add(this=exp.Sub(this=size, expression=sl.expression.this.copy()), expression=exp.Literal.number(1))
+        else:
+            end = sl.expression.copy()
+        length = exp.Add(this=exp.Sub(this=exp.Paren(this=end), expression=exp.Paren(this=start.copy())),
+                         expression=exp.Literal.number(1))
+        if _is_list(node.this):
+            return exp.Anonymous(this="slice", expressions=[target, start, exp.func("greatest", length, exp.Literal.number(0))])
+        return exp.Substring(this=target, start=start, length=length)
+    # f(unnest(xs)) in a select list: Spark's explode stands alone, so unnest(list_transform(xs, u -> f(u)))
+    if isinstance(node, exp.Alias) and not isinstance(node.this, (exp.Explode, exp.Unnest)):
+        gens = [g for g in node.this.find_all(exp.Explode, exp.Unnest)]
+        if len(gens) == 1 and isinstance(gens[0], exp.Explode):
+            items = gens[0].this.copy()
+            body = node.this.copy().transform(
+                lambda n: exp.to_identifier("_u") if isinstance(n, exp.Explode) else n)
+            lam = exp.Lambda(this=body, expressions=[exp.to_identifier("_u")])
+            return exp.alias_(exp.Explode(this=exp.Transform(this=items, expression=lam)), node.alias)
+    # JSON values are their text on Spark (get_json_object and from_json read text)
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
+        return exp.DataType.build("STRING")
+    # to_microseconds(n): an interval of n microseconds
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "to_microseconds":
+        seconds = exp.Div(this=exp.cast(node.expressions[0].copy(), "DECIMAL(38,6)"),
+                          expression=exp.Literal.number(1000000))
+        return exp.Anonymous(this="make_dt_interval", expressions=[exp.Literal.number(0)] * 3 + [seconds])
+    # WITH x AS MATERIALIZED (…): a hint DuckDB alone knows
+    if isinstance(node, exp.CTE) and node.args.get("materialized") is not None:
+        node.set("materialized", None)
+    return node
+
+
+def _asof(tree: exp.Expression) -> exp.Expression:
+    """``a ASOF LEFT JOIN b ON eq AND a.t >= b.t``: a range join keeping, for each row of ``a``
+    (an event: its ``event_id``), the match with the latest ``b.t``; no match keeps the row."""
+    for join in list(tree.find_all(exp.Join)):
+        if (join.args.get("kind") or "").upper() != "ASOF" and "ASOF" not in str(join.args.get("method") or "").upper():
+            continue
+        select = join.parent_select
+        left = (select.args.get("from") or select.args.get("from_")).this
+        right_alias = join.this.alias_or_name
+        ineq = next(c for c in join.args["on"].find_all(exp.GTE, exp.GT, exp.LTE, exp.LT))
+        later = ineq.expression if isinstance(ineq, (exp.GTE, exp.GT)) else ineq.this
+        assert later.table == right_alias, "ASOF join: the right side's time on the lesser side"
+        join.set("kind", None)
+        join.set("method", None)
+        join.set("side", "LEFT")
+        rank = sqlglot.parse_one(
+            f"row_number() OVER (PARTITION BY {left.alias_or_name}.event_id "
+            f"ORDER BY {later.sql('spark')} DESC NULLS LAST) = 1", read="spark")
+        select.set("qualify", exp.Qualify(this=rank))
+    return tree
+
+
+def to_spark(sql: str) -> str:
+    """Spark SQL of one DuckDB query (a view's body, a detector's ``sql``)."""
+    _, macros = catalog()
+    tree = _expand_macros(_parse(sql), macros)
+    tree = _asof(tree)
+    tree = tree.transform(_rewrite)
+    return _Spark().generate(tree)
+
+
+def view_sql() -> list[tuple[str, str]]:
+    """``(name, Spark SQL)`` of every fact model view, each after the views it reads."""
+    views, _ = catalog()
+    done: dict[str, str] = {}
+
+    def add(name, path=()):
+        if name in done:
+            return
+        assert name not in path, f"views read one another: {path}"
+        sql = to_spark(views[name])
+        for table in sqlglot.parse_one(sql, read="spark").find_all(exp.Table):
+            if table.name in views and table.name != name:
+                add(table.name, (*path, name))
+        done[name] = sql
+    for name in views:
+        add(name)
+    return list(done.items())
+
+
+# --- running it ----------------------------------------------------------------------------------
+
+# Spark as DuckDB reads: timestamps without a zone (the store's are UTC wall times) and NULL, not
+# an error, for a bad cast or an index past a list's end.
+SESSION_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "false"}
+TABLES = ("events", "sources")
+# views no detector reads (the user's timeline): left as plans
+UNREAD_VIEWS = ("timeline",)
+
+
+def session(master: str | None = None):
+    """The active SparkSession, else a new one on ``master`` (default ``local[*]``)."""
+    from commitsleuth.ingest.spark import spark_session
+
+    return spark_session(master, SESSION_CONF)
+
+
+def export_parquet(store, directory) -> str:
+    """The store's events and sources as Parquet (``DIR/events``, ``DIR/sources``), event ids
+    kept, so a cluster reads them and findings name the store's events."""
+    from pathlib import Path
+
+    out = Path(directory)
+    for table in TABLES:
+        (out / table).mkdir(parents=True, exist_ok=True)
+        store.con.execute(f"COPY (SELECT * FROM {table}) TO '{out / table / 'part-0.parquet'}' (FORMAT parquet)")
+    return str(out)
+
+
+def register(spark, directory: str) -> None:
+    """Temp views over the Parquet: the tables, then every fact model view."""
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
+    for table in TABLES:
+        spark.read.parquet(f"{directory}/{table}").createOrReplaceTempView(table)
+    for name, sql in view_sql():
+        frame = spark.sql(sql)
+        if name not in UNREAD_VIEWS:
+            # computed once: a view is inlined into every plan that reads it, and Catalyst's
+            # optimizer spends minutes on the plans of views over views (file_attempts reads
+            # spark_task_attempts five times) that are milliseconds of work
+            frame = frame.localCheckpoint()
+        frame.createOrReplaceTempView(name)
+
+
+@lru_cache(maxsize=None)
+def detector_sql(code: str, sql: str) -> str:
+    return to_spark(sql)
+
+
+def _plain(value):
+    """A Spark Row, list or value as DuckDB's Python client gives it (structs as dicts)."""
+    from pyspark.sql import Row
+
+    if isinstance(value, Row):
+        return {k: _plain(v) for k, v in value.asDict(recursive=False).items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def run_detectors(spark, store, detectors) -> list:
+    """Each detector's SQL on Spark, its rows collected to the driver and worded there."""
+    findings = []
+    for det in detectors:
+        t0 = time.perf_counter()
+        try:
+            rows = spark.sql(detector_sql(det.code, det.sql)).collect()
+        except Exception as exc:  # noqa: BLE001 - Spark's analysis errors: one line for the user
+            said = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            raise CommitsleuthError(f"{det.code} {det.name} does not run on Spark: {said[:300]}") from None
+        log.debug("%s on Spark: %d rows in %.2f s", det.code, len(rows), time.perf_counter() - t0)
+        found = [det.to_finding({k: _plain(v) for k, v in r.asDict(recursive=False).items()}) for r in rows]
+        findings.extend(det.finish(store.con, found))
+    return findings
+
+
+def analyze_spark(store, codes: list[str] | None = None, spark=None, master: str | None = None,
+                  parquet: str | None = None) -> list:
+    """``analyze`` with the fact model and detectors on Spark: over ``parquet`` (an
+    export_parquet directory, any Hadoop path), else over the store exported to a temporary one.
+    Findings are stored in the store's ``findings`` like ``analyze``'s."""
+    import tempfile
+
+    from commitsleuth.forensics.analyze import finish, selected
+
+    spark = spark or session(master)
+    with tempfile.TemporaryDirectory(prefix="commitsleuth-spark-") as tmp:
+        register(spark, parquet or export_parquet(store, tmp))
+        findings = run_detectors(spark, store, selected(codes))
+    return finish(store, findings)
