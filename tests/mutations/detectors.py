@@ -216,7 +216,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS104", "    WHERE ts IS NOT NULL AND kind = 'query_start'\n),\nloads", "    WHERE ts IS NOT NULL AND kind = 'query_end'\n),\nloads"),
     ("CS104", r"(?:LOCAL\\s+)?INPATH", "INPATH"),
     ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file"),
-    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "(regexp_extract(regexp_extract(raw,"),
+    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,"),
     ("CS104", "ON c.source_id = l.source_id AND c.thread", "ON true AND c.thread"),
     ("CS104", "AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts", "AND l.ts >= c.ts"),
     # two loads of one file name
