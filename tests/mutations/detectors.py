@@ -12,6 +12,12 @@ the same by construction; negated, a finding must go).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+_CS104 = (Path(__file__).resolve().parents[2] / "forensics" / "detectors" / "same_name_overwrite.py").read_text(encoding="utf-8")
+# CS104's loads of one file name, from its key to its HAVING
+_BY_NAME = _CS104[_CS104.index("by_name AS ("):_CS104.index("HAVING count(*) > 1")]
+
 MUTATIONS: list[tuple[str, ...]] = [
     # ===== CS101 double-commit (forensics/detectors/double_commit.py) =====
     # removals cancel a file
@@ -222,8 +228,11 @@ MUTATIONS: list[tuple[str, ...]] = [
     # two loads of one file name
     ("CS104", "WHERE NOT overwrite AND path IS NOT NULL", "WHERE path IS NOT NULL"),
     ("CS104", "WHERE NOT overwrite AND path IS NOT NULL", "WHERE NOT overwrite"),
-    ("CS104", "GROUP BY coalesce(part_location, part_table), part_spec, file", "GROUP BY coalesce(part_location, part_table), file"),
-    ("CS104", "GROUP BY coalesce(part_location, part_table), part_spec, file", "GROUP BY coalesce(part_location, part_table), part_spec"),
+    # keyed on the partition, and on the file name (both selected and grouped on)
+    ("CS104", _BY_NAME, _BY_NAME.replace("part_spec AS partition_spec", "any_value(part_spec) AS partition_spec")
+     .replace("GROUP BY coalesce(part_location, part_table), part_spec, file", "GROUP BY coalesce(part_location, part_table), file")),
+    ("CS104", _BY_NAME, _BY_NAME.replace("table_name, file,", "table_name, any_value(file) AS file,")
+     .replace("GROUP BY coalesce(part_location, part_table), part_spec, file", "GROUP BY coalesce(part_location, part_table), part_spec")),
     ("CS104", "GROUP BY coalesce(part_location, part_table), part_spec, file", "GROUP BY part_spec, file"),
     ("CS104", "HAVING count(*) > 1", "HAVING count(*) > 0"),
     # the stats arm
