@@ -300,8 +300,12 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
      "CASE WHEN job_id IS NOT NULL THEN job_id"),
     ("CS105", "                WHEN attempt_id IS NOT NULL\n                THEN 'job_' ||", "                WHEN false\n                THEN 'job_' ||"),
-    ("CS105", "AND coalesce(detail->>'dir', 'false') <> 'true'\n),\nsuspects", "\n),\nsuspects"),
-    ("CS105", "ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)", "ON j.job_id = o.job_key"),
+    ("CS105", "AND coalesce(detail->>'dir', 'false') <> 'true'\n),\nsuspects", "\n),\nsuspects",
+     "equivalent: a directory entry has no file name, hence no write UUID, and listings carry no job or attempt "
+     "id of their own: it has no job key to join a job on"),
+    ("CS105", "ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)", "ON j.job_id = o.job_key",
+     "equivalent: an unmarked job is a write job UUID, which names the part files of one output location "
+     "only (its job id is fresh per write), so its files are all of that location"),
     ("CS105", "ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)", "ON j.job_id = o.job_key AND j.location = o.location"),
     ("CS105", "ANTI JOIN removed r ON r.p = s.p", "ANTI JOIN removed r ON false"),
     ("CS105", "WHERE NOT {temp_s_p}", "WHERE true"),
