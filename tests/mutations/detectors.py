@@ -1,4 +1,4 @@
-"""Mutations of the detectors, CS101 to the last (forensics/detectors/*.py).
+"""Mutations of the detectors, CS101 to the last (forensics/detectors/*.py): see tests/mutations/__init__.py.
 
 Each mutation is ``(code, old, new)`` or ``(code, old, new, reason)``: ``old`` occurs exactly
 once in the source of the detector's module, and is replaced by ``new`` in what the detector
