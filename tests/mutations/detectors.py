@@ -221,7 +221,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     # the commands: the file a LOAD DATA [LOCAL] INPATH names, the command of the load's own thread
     ("CS104", "    WHERE ts IS NOT NULL AND kind = 'query_start'\n),\nloads", "    WHERE ts IS NOT NULL AND kind = 'query_end'\n),\nloads"),
     ("CS104", r"(?:LOCAL\\s+)?INPATH", "INPATH"),
-    ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file"),
+    ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file",
+     "survives: no case LOADs a path written with a trailing slash (a directory: LOAD DATA INPATH '/incoming/x/'), "
+     "whose last segment is a directory's name, not a file's; whether that should name a file is open"),
     ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,"),
     ("CS104", "ON c.source_id = l.source_id AND c.thread", "ON true AND c.thread"),
     ("CS104", "AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts", "AND l.ts >= c.ts"),
@@ -323,7 +325,8 @@ MUTATIONS: list[tuple[str, ...]] = [
      "equivalent: the kept and removed files are tied to writers on kw/rw.file_task = d.file_task, which no NULL passes; "
      "a dedup row with neither writer has no result and the final WHERE drops it"),
     ("CS106", "FROM events WHERE kind = 'rename' AND attempt_id IS NOT NULL AND file_task IS NOT NULL",
-     "FROM events WHERE kind IN ('rename', 'file') AND attempt_id IS NOT NULL AND file_task IS NOT NULL"),
+     "FROM events WHERE kind IN ('rename', 'file') AND attempt_id IS NOT NULL AND file_task IS NOT NULL",
+     "equivalent: a listing's file event names no attempt (attempt_id is NULL): only a rename says which attempt made the file"),
     ("CS106", r"'([0-9]+)_([0-9]{1,6})(_copy_[0-9]+)?(\\.[^/]*)?$', 2)", r"'([0-9]+)_([0-9]{1,6})$', 2)"),
     ("CS106", "WHERE coalesce(kept_result, '') IN ('killed', 'failed') OR coalesce(removed_result, '') = 'succeeded'",
      "WHERE coalesce(kept_result, '') IN ('killed', 'failed')"),
