@@ -224,7 +224,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file",
      "survives: no case LOADs a path written with a trailing slash (a directory: LOAD DATA INPATH '/incoming/x/'), "
      "whose last segment is a directory's name, not a file's; whether that should name a file is open"),
-    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,"),
+    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,",
+     "survives: no case has two loads into one partition by commands that are both not LOAD DATA (two INSERTs "
+     "whose stats show a replacement): '' = '' would then add both commands to the evidence"),
     ("CS104", "ON c.source_id = l.source_id AND c.thread", "ON true AND c.thread"),
     ("CS104", "AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts", "AND l.ts >= c.ts"),
     # two loads of one file name
