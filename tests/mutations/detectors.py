@@ -564,14 +564,21 @@ MUTATIONS: list[tuple[str, ...]] = [
 
     # ===== CS203 table-missing-file (forensics/detectors/table_missing.py) =====
     ("CS203", "WHERE v.location IN (SELECT location FROM audited)", "WHERE true"),
-    ("CS203", "AND starts_with(v.path, v.location || '/')", ""),
+    ("CS203", "AND starts_with(v.path, v.location || '/')", "",
+     "survives: no case adds a file outside the table's root (Iceberg add_files of an external path), which no listing of the root shows"),
     ("CS203", "AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.location = v.location AND l.path = v.path)", ""),
-    ("CS203", "WHERE l.location = v.location AND l.path = v.path)", "WHERE l.path = v.path)"),
+    ("CS203", "WHERE l.location = v.location AND l.path = v.path)", "WHERE l.path = v.path)",
+     "survives: an absolute listed path lies under one table's root; only nested table roots (a table inside "
+     "another's directory, listed by both) would tell, and no case has them"),
     ("CS203", "FROM gone g JOIN events d ON d.kind = 'delete'", "FROM gone g JOIN events d ON true"),
     ("CS203", "AND (d.path = g.path OR starts_with(g.path, rtrim(d.path, '/') || '/'))", "AND (d.path = g.path)"),
     ("CS203", "AND (d.path = g.path OR starts_with(g.path, rtrim(d.path, '/') || '/'))", "AND (starts_with(g.path, rtrim(d.path, '/') || '/'))"),
-    ("CS203", "starts_with(g.path, rtrim(d.path, '/') || '/')", "starts_with(g.path, rtrim(d.path, '/'))"),
-    ("CS203", "coalesce(d.thread, d.detail->>'user', d.attempt_id, d.app_id) AS who", "coalesce(d.thread, d.attempt_id, d.app_id) AS who"),
+    ("CS203", "starts_with(g.path, rtrim(d.path, '/') || '/')", "starts_with(g.path, rtrim(d.path, '/'))",
+     "survives: no case deletes a sibling whose path is a string prefix of the missing file's (…/orders deleted, "
+     "…/orders_2024/… missing): the case's table root is a temporary directory whose name a case cannot state"),
+    ("CS203", "coalesce(d.thread, d.detail->>'user', d.attempt_id, d.app_id) AS who", "coalesce(d.thread, d.attempt_id, d.app_id) AS who",
+     "survives: no case has a delete record with a storage user but no thread (the HDFS and S3 readers set the thread "
+     "from the user unless an attempt, query or application is named)"),
     ("CS203", "LEFT JOIN deletes d ON d.gone_path = g.path", "LEFT JOIN deletes d ON false"),
 
     # ===== CS204 table-lost-commit (forensics/detectors/table_lost_commit.py) =====

@@ -248,9 +248,11 @@ def main(work: Path) -> None:
          "events": listing(t, commit_ts(t, 0)), "expect": []},
         {"name": "negative - without a listing nothing is judged missing", "files": log_files(t), "expect": []},
         # the storage's own delete records (an HDFS audit log's delete, as parsers/formats/hdfs_audit.py
-        # makes it) name who deleted it: the file itself, or a directory above it
+        # makes it) name who deleted it: the file itself, or a directory above it; its writer's create
+        # and another file's delete name no one
         {"name": "a missing file whose delete the storage recorded names who deleted it",
          "files": log_files(t), "events": listing(t, commit_ts(t, 0), skip=(gone,)) + [
+             {"kind": "file_create", "ts": str(commit_ts(t, 0)), "thread": "etl from 10.0.0.21", "path": "{root}/" + gone},
              {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
               "path": "{root}/" + gone},
              {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "etl from 10.0.0.21",
