@@ -288,7 +288,8 @@ MUTATIONS: list[tuple[str, ...]] = [
      "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('dedup_remove')"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND file_name = '_SUCCESS'"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND partition_spec IS NULL"),
-    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL"),
+    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL",
+     "survives: no case has a write job's rename or create stamped after the output's _SUCCESS while its listing is older"),
     ("CS105", "LEFT JOIN markers m ON m.location = f.location", "LEFT JOIN markers m ON true"),
     ("CS105", "WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)", "WHERE true"),
     ("CS105", "AND f.write_uuid NOT IN (SELECT job_id FROM committed)", ""),
@@ -300,7 +301,8 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "AND (write_uuid IS NOT NULL OR job_id IS NOT NULL OR attempt_id IS NOT NULL)", "",
      "equivalent: job_key is NULL exactly when all three are NULL, and the join on j.job_id = o.job_key drops NULL"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
-     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid"),
+     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid",
+     "survives: no case has an output naming its job but neither a write UUID nor an attempt (an attempt names the same job)"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
      "CASE WHEN job_id IS NOT NULL THEN job_id"),
     ("CS105", "                WHEN attempt_id IS NOT NULL\n                THEN 'job_' ||", "                WHEN false\n                THEN 'job_' ||"),
@@ -319,7 +321,6 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "CASE WHEN g.app_id IS NULL THEN (SELECT algorithm FROM agreed) END", "(SELECT algorithm FROM agreed)"),
     ("CS105", "CASE WHEN g.app_id IS NULL THEN (SELECT algorithm FROM agreed) END", "NULL"),
     ("CS105", "LEFT JOIN conf c ON c.app_id = g.app_id", "LEFT JOIN conf c ON false"),
-    ("CS105", "GROUP BY location, partition_spec, job_key, why", "GROUP BY location, job_key, why"),
     ("CS105", '        if row["why"] == "unmarked":', "        if False:"),
 
     # ===== CS106 dedup-kept-wrong (forensics/detectors/dedup_wrong.py) =====
