@@ -577,8 +577,6 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS202", "AND c.status = 'completed' AND c.detail->>'version' = h.k.instant)", "AND c.status = 'completed')"),
     ("CS202", "GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.fid, h.k.instant",
      "GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.instant"),
-    ("CS202", "GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.fid, h.k.instant",
-     "GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.fid"),
     ("CS202", "    HAVING count(DISTINCT h.k.token) > 1\n", "    HAVING count(*) > 0\n"),
     ("CS202", "CASE WHEN a.prev_v = a.v THEN 'same commit' ELSE 'while live' END", "'while live'"),
     ("CS202", "UNION ALL\nSELECT * FROM twin_groups\n", ""),
@@ -656,9 +654,6 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS205", "FROM stamps WHERE k1 IS NOT NULL AND k2 IS NOT NULL", "FROM stamps WHERE k1 IS NOT NULL"),
     ("CS205", "FROM stamps WHERE k1 IS NOT NULL AND k2 IS NOT NULL", "FROM stamps WHERE k2 IS NOT NULL"),
     ("CS205", "GROUP BY location, how, k1, k2 HAVING count(DISTINCT event_id) > 1", "GROUP BY location, how, k1, k2 HAVING count(DISTINCT event_id) > 0"),
-    ("CS205", "GROUP BY location, how, k1, k2 HAVING", "GROUP BY location, how, k1 HAVING"),
-    ("CS205", "GROUP BY location, how, k1, k2 HAVING", "GROUP BY location, how, k2 HAVING"),
-    ("CS205", "GROUP BY location, how, k1, k2 HAVING", "GROUP BY how, k1, k2 HAVING"),
 
     # ===== CS206 hudi-incomplete-instant (forensics/detectors/hudi_incomplete.py) =====
     ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'", "WHERE kind = 'table_commit'"),
@@ -685,6 +680,42 @@ MUTATIONS: list[tuple[str, ...]] = [
      "equivalent: a path equal to the deleted one ends with '/' and its own file name, so the second arm holds whenever the first does"),
     ("CS206", "    WHERE i.action = 'rollback' AND i.status = 'completed'\n    GROUP BY", "    WHERE i.status = 'completed'\n    GROUP BY"),
     ("CS206", "    WHERE i.action = 'rollback' AND i.status = 'completed'\n    GROUP BY", "    WHERE i.action = 'rollback'\n    GROUP BY"),
-    ("CS206", "SELECT * FROM incomplete UNION ALL SELECT * FROM leftovers", "SELECT * FROM leftovers"),
     ("CS206", "SELECT * FROM incomplete UNION ALL SELECT * FROM leftovers", "SELECT * FROM incomplete"),
 ]
+
+# Mutations no case kills yet, each with the case that is missing (the harness run of 26 Nov;
+# written here rather than inline to keep the lists above readable).
+_R202 = ("survives: CS202's cases hold one delta-rs re-add, one OPTIMIZE and three twin sets (make_cases.py): "
+         "cases with a remove between two adds, a same-commit double add, two tables, twins of another operation, "
+         "and Hudi twins (listed base files of one file group with two write tokens) are missing")
+_R206 = ("survives: no case has a Delta or Iceberg commit beside the Hudi timeline, an inflight compaction or clean, "
+         "or a completed clean listing deleted files")
+_NOTES = {
+    ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL"):
+        "survives: no case has another event kind at the table directory's own path after the writes "
+        "(a rename is keyed on its target)",
+    ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"): _R206,
+    ("CS202", "FROM table_files WHERE kind = 'table_add'\n"): _R202,
+    ("CS202", "WHERE a.prev_v IS NOT NULL AND a.location NOT IN (SELECT location FROM unreliable)"): _R202,
+    ("CS202", "AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)"): _R202,
+    ("CS202", "WHERE r.kind = 'table_remove' AND r.location = a.location\n                      AND r.path = a.path AND r.v > a.prev_v"): _R202,
+    ("CS202", "JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id"): _R202,
+    ("CS202", "    HAVING count(DISTINCT tid) > 1\n"): _R202,
+    ("CS202", "WHERE EXISTS (SELECT 1 FROM events c WHERE c.kind = 'table_commit' AND c.location = h.location"): _R202,
+    ("CS202", "AND c.status = 'completed' AND c.detail->>'version' = h.k.instant)"): _R202,
+    ("CS202", "GROUP BY h.location, h.partition_spec, regexp_replace(h.path, '/[^/]+$', ''), h.k.fid, h.k.instant"): _R202,
+    ("CS202", "    HAVING count(DISTINCT h.k.token) > 1\n"): _R202,
+    ("CS202", "CASE WHEN a.prev_v = a.v THEN 'same commit' ELSE 'while live' END"): _R202,
+    ("CS202", "UNION ALL\nSELECT * FROM hudi_twins\n"): _R202,
+    ("CS202", "AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location\n"
+              "                      AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)"): _R202,
+}
+# the rollback arm's action test (the other mutation of that WHERE, its status, is killed)
+_NOTES_EXACT = {
+    ("CS206", "AND i.action IN ('commit', 'deltacommit', 'replacecommit')", ""): _R206,
+    ("CS206", "    WHERE i.action = 'rollback' AND i.status = 'completed'\n    GROUP BY", "    WHERE i.status = 'completed'\n    GROUP BY"): _R206,
+    ("CS202", "FROM twins tw GROUP BY location, partition_spec, k.op, k.part, k.n",
+     "FROM twins tw GROUP BY location, partition_spec, k.part, k.n"): _R202,
+}
+MUTATIONS = [m + (_NOTES_EXACT.get(m) or _NOTES.get(m[:2]),) if len(m) == 3 and (m in _NOTES_EXACT or m[:2] in _NOTES) else m
+             for m in MUTATIONS]
