@@ -32,8 +32,13 @@ named AS (
 ),
 -- a delete of the partition directory (or of the location) after a file removes it too
 dir_removed AS (
-    SELECT location, partition_spec, max(ts) AS ts FROM events
-    WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL
+    SELECT location, partition_spec, max(ts) AS ts FROM (
+        SELECT location, partition_spec, ts FROM events
+        WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL
+        UNION ALL  -- a table's directory (DROP TABLE): the path reads as a file of its parent
+        SELECT location || '/' || file_name, NULL, ts FROM events
+        WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL
+          AND location IS NOT NULL AND ts IS NOT NULL)
     GROUP BY ALL
 ),
 surviving AS (

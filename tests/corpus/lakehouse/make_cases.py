@@ -74,6 +74,110 @@ def s3_put(role: str, request: str, time: str, key: str = "warehouse/orders/_del
             'ECDHE-RSA-AES128-GCM-SHA256 AuthHeader lake.s3.eu-west-1.amazonaws.com TLSv1.2 - -\n')
 
 
+# CS205 stamps stated as the events the delta-log and iceberg-metadata readers make of them (txn
+# from a commit's txn action; streaming from an Iceberg snapshot summary's
+# spark.sql.streaming.queryId/epochId): no Spark streaming sink runs here.
+STATED_STAMPS = [{'name': 'Iceberg - one streaming (queryId, epochId) on two snapshots',
+  'events': [{'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:01',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '1',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 5}}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:02',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '2',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 5}}}],
+  'expect': [{'summary': 'carry the same streaming (queryId, epochId) (0f1e2d3c-4b5a-4968-8776-655443322110, 5)'}]},
+ {'name': "negative - Iceberg - one streaming query, epochs 5 and 6; a second snapshot's summary with no epoch",
+  'events': [{'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:01',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '1',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 5}}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:02',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '2',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 6}}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:03',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '3',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': None}}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:04',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '4',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': None}}}],
+  'expect': []},
+ {'name': 'negative - one stamp on a completed commit and on a staged commit file never published',
+  'events': [{'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:01',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '1', 'txn': [{'app_id': 'query-7', 'version': 2}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:02',
+              'location': '{root}',
+              'status': 'uncommitted',
+              'detail': {'format': 'delta-log', 'version': '2', 'txn': [{'app_id': 'query-7', 'version': 2}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:03',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '3',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 5}}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:04',
+              'location': '{root}',
+              'status': 'uncommitted',
+              'detail': {'format': 'iceberg-metadata',
+                         'version': '4',
+                         'streaming': {'query_id': '0f1e2d3c-4b5a-4968-8776-655443322110', 'epoch_id': 5}}}],
+  'expect': []},
+ {'name': "negative - two applications' txns of one version, one txn in two tables, and txns with no appId",
+  'events': [{'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:01',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '1', 'txn': [{'app_id': 'query-7', 'version': 2}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:02',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '2', 'txn': [{'app_id': 'query-8', 'version': 2}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:03',
+              'location': '{root}/../other',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '1', 'txn': [{'app_id': 'query-7', 'version': 2}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:04',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '3', 'txn': [{'app_id': None, 'version': 3}]}},
+             {'kind': 'table_commit',
+              'ts': '2024-01-01 10:00:05',
+              'location': '{root}',
+              'status': 'completed',
+              'detail': {'format': 'delta-log', 'version': '4', 'txn': [{'app_id': None, 'version': 3}]}}],
+  'expect': []}]
+
+
 def dump(name: str, code: str, title: str, cases: list[dict]) -> None:
     header = (f"# Cases for {code} {title}. Generated by tests/corpus/lakehouse/make_cases.py: every\n"
               f"# _delta_log line was written by deltalake (delta-rs) and is copied verbatim.\n")
@@ -126,8 +230,8 @@ def main(work: Path) -> None:
               "stage_attempt": 0, "task_id": "1.3", "attempt_id": f"task 3.{n} in stage 1.0 (TID {tid})",
               "attempt_no": n, "status": "success" if n == 0 else "killed", "detail": {"tid": tid}}
              for n, tid in ((0, 7), (1, 12))],
-         "expect": [{"actors": ["app-20240101000000-0001", "task 3.0 in stage 1.0 (TID 7)",
-                                "task 3.1 in stage 1.0 (TID 12)"], "detail": {"how": "twins"}}]},
+         "expect": [{"actors": ["app-20240101000000-0001", "app-20240101000000-0001/stage 1.0/task 3 attempt 0 (TID 7)",
+                                "app-20240101000000-0001/stage 1.0/task 3 attempt 1 (TID 12)"], "detail": {"how": "twins"}}]},
         {"name": "negative - two tasks' files (two Spark partitions) in one snapshot",
          "events": twins(("00003", 7), ("00004", 8)), "expect": []},
     ])
@@ -143,6 +247,22 @@ def main(work: Path) -> None:
         {"name": "negative - every live file is listed", "files": log_files(t),
          "events": listing(t, commit_ts(t, 0)), "expect": []},
         {"name": "negative - without a listing nothing is judged missing", "files": log_files(t), "expect": []},
+        # the storage's own delete records (an HDFS audit log's delete, as parsers/formats/hdfs_audit.py
+        # makes it) name who deleted it: the file itself, or a directory above it; its writer's create
+        # and another file's delete name no one
+        {"name": "a missing file whose delete the storage recorded names who deleted it",
+         "files": log_files(t), "events": listing(t, commit_ts(t, 0), skip=(gone,)) + [
+             {"kind": "file_create", "ts": str(commit_ts(t, 0)), "thread": "etl from 10.0.0.21", "path": "{root}/" + gone},
+             {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
+              "path": "{root}/" + gone},
+             {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "etl from 10.0.0.21",
+              "path": "{root}/dt=2024-01-01/part-00000-00000000-0000-4000-8000-000000000000-c000.snappy.parquet"}],
+         "expect": [{"partition": "dt=2024-01-02", "actors": ["jdoe from 10.20.9.44"]}]},
+        {"name": "a missing file whose partition directory the storage recorded deleted",
+         "files": log_files(t), "events": listing(t, commit_ts(t, 0), skip=(gone,)) + [
+             {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
+              "path": "{root}/dt=2024-01-02"}],
+         "expect": [{"partition": "dt=2024-01-02", "actors": ["jdoe from 10.20.9.44"]}]},
     ])
 
     # CS204: a gap in the chain; a stale overwrite; healthy retried appends
@@ -187,7 +307,7 @@ def main(work: Path) -> None:
          "expect": [{"summary": "versions 1 and 2 of", "actors": ["query-7"],
                      "detail": {"stamp": ["query-7", "2"]}}]},
         {"name": "negative - each batch's txn once", "files": log_files(n), "expect": []},
-    ])
+    ] + STATED_STAMPS)
 
 
 if __name__ == "__main__":

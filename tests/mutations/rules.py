@@ -1,0 +1,92 @@
+"""Mutations of the Python rules the detectors read (tests/mutations/__init__.py says the format):
+paths (at ingest), actors, storage, file ties, attempt labels, remedies and the detectors' base."""
+
+PATHS, ACTORS = "forensics/paths.py", "forensics/actors.py"
+STORAGE, FILE_ATTEMPTS = "forensics/storage.py", "forensics/file_attempts.py"
+LABELS, REMEDIES = "forensics/attempt_labels.py", "forensics/remedies.py"
+BASE = "forensics/detectors/base.py"
+
+MUTATIONS: list[tuple] = [
+    # --- forensics/paths.py: every path to (location, partition, file), at ingest
+    (PATHS, "prefix = \"s3a:\" + rest", "pass"),
+    (PATHS, "if file_name.startswith((\"_tmp.\", \"_task_tmp.\", \".\")):", "if file_name.startswith((\"_tmp.\", \"_task_tmp.\")):"),
+    (PATHS, "return f\"{m['db']}.{m['table']}\".lower()", "return f\"{m['db']}.{m['table']}\""),
+    (PATHS, "return f\"default.{m['table']}\".lower() if m else None", "return None"),
+    (PATHS, "file_attempt=int(m[\"attempt\"]) if m[\"attempt\"] is not None else None,", "file_attempt=None,"),
+    (PATHS, "            parts = []  # a k=v segment in the middle of a path is not a partition\n", "            pass\n"),
+    (PATHS, "kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>", "pass"),
+    (PATHS, "after_temporary = seg == \"_temporary\"", "after_temporary = False"),
+    (PATHS, "        if _UNION_SUBDIR.match(seg):\n            continue", "        if False:\n            continue"),
+    (PATHS, "out.append(f\"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}\")", "out.append(f\"{k.strip()}={v.strip()}\")"),
+    (PATHS, "is_dir=ev.kind in (\"publish\", \"dir_create\", \"task_commit\", \"load\")", "is_dir=ev.kind in (\"publish\", \"task_commit\", \"load\")"),
+    (PATHS, "path = ev.target_path if ev.kind == \"load\" else ev.target_path or ev.path", "path = ev.target_path or ev.path"),
+    (PATHS, "if spec.startswith(\"[\") or \"=\" not in spec:", "if spec.startswith(\"[\"):"),
+    (PATHS, "info.update(file_task=m[\"task\"], write_uuid=m[\"uuid\"])", "info.update(file_task=m[\"task\"])"),
+    (PATHS, "        elif mr:\n            info.update(file_task=mr[\"task\"])\n", ""),
+    (PATHS, "ev.table_name = ev.table_name or table_from_location(ev.location)\n        return ev", "return ev"),
+    (PATHS, "ev.partition_spec = \"[\" + \",\".join(str(v) for v in ev.detail[\"values\"]) + \"]\"", "pass"),
+    # --- forensics/storage.py: who deleted it, can the trash restore it (CS101, CS103, CS107)
+    (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename', 'delete') AND NOT is_temp"),
+    (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('rename') AND NOT is_temp"),
+    (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename')"),
+    (STORAGE, "GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)", "GROUP BY coalesce(target_path, path)"),
+    (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
+    (STORAGE, "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND", "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
+    (STORAGE, "AND kind = 'delete' AND", "AND"),
+    (STORAGE, "AND detail LIKE '%\"storage\":%'", ""),
+    (STORAGE, "WHERE d.ts >= $ts AND", "WHERE"),
+    (STORAGE, "AND d.detail LIKE '%\"cmd\": \"delete\"%'", ""),
+    (STORAGE, "AND (starts_with($trash, d.path || '/') OR", "AND (false OR"),
+    (STORAGE, "starts_with($trash, d.path || '/')", "starts_with($trash, d.path)"),
+    (STORAGE, "OR d.path = $trash", "OR false"),
+    (STORAGE, "WHERE c.path = $current AND", "WHERE (c.path = $current OR true) AND"),
+    (STORAGE, "AND c.target_path = d.path AND", "AND"),
+    (STORAGE, "AND c.ts >= $ts AND", "AND"),
+    (STORAGE, "AND c.ts <= d.ts)", ")"),
+    (STORAGE, "    if detail.get(\"proxy\"):\n        text += f\" (proxy {detail['proxy']})\"\n", ""),
+    (STORAGE, "    if detail.get(\"ip\"):\n        text += f\" from {detail['ip']}\"\n", ""),
+    (STORAGE, "if row.get(\"query_id\"):", "if False:"),
+    (STORAGE, "if row.get(\"job_id\"):", "if False:"),
+    (STORAGE, "if storage == \"s3\" and version_id:", "if False:"),
+    (STORAGE, "if storage == \"s3\":", "if False:"),
+    (STORAGE, "current = None  # not in Current: no checkpoint takes it", "pass"),
+    (STORAGE, "what = paths[0] if len(paths) == 1 else f\"{len(paths)} objects ({paths[0]}, …)\"", "what = paths[0]"),
+    # --- forensics/file_attempts.py: a detector's file -> attempt ties (CS101, CS105, CS109)
+    (FILE_ATTEMPTS, "    WHERE t.kind = 'spark_attempt'\n)", "\n)"),
+    (FILE_ATTEMPTS, "FILTER (WHERE fa.who IS NOT NULL)", ""),
+    (FILE_ATTEMPTS, "\"speculative\" if a.get(\"speculative\") else \"not speculative\"", "\"not speculative\""),
+    (FILE_ATTEMPTS, "\"inferred from times\" if a.get(\"tie\") == \"inferred\" else None", "None"),
+    (FILE_ATTEMPTS, "'executor': a.executor_id,", "'executor': NULL,"),
+    (FILE_ATTEMPTS, "f\"one of {a['candidates']} attempts that could have\" if (a.get(\"candidates\") or 1) > 1 else None", "None"),
+    (FILE_ATTEMPTS, "WHERE list_contains($ids, t.event_id) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
+     "WHERE list_contains($ids, t.event_id) AND t.kind = 'spark_attempt'"),
+    # --- forensics/actors.py: who a finding names, as objects
+    (ACTORS, "    if label in named:\n", "    if False:\n"),
+    (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):", "for key in (\"query_id\",):"),
+    (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
+    (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:"),
+    (ACTORS, "    if len(apps) == 1:\n", "    if False:\n"),
+    (ACTORS, "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
+     "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.kind = 'spark_attempt'"),
+    (ACTORS, "\"ip\": e[\"ip\"], \"storage\": e[\"storage\"]}", "\"ip\": None, \"storage\": e[\"storage\"]}"),
+    (ACTORS, "AND q.thread = e.thread AND q.ts <= e.ts", "AND q.ts <= e.ts"),
+    (ACTORS, "if label.startswith(\"attempt_\") and \"attempt_no\" in attempt_fields(label):", "if False:"),
+    (ACTORS, "            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number\n", "            if False:\n"),
+    # --- forensics/attempt_labels.py: one name per attempt in every output
+    (LABELS, "f\"on {host}\" if host is not None else None", "None"),
+    (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:"),
+    (LABELS, "if label is None and o.get(\"kind\") == \"spark_attempt\" and o.get(\"stage\") is not None:", "if False:"),
+    (LABELS, "        if (app, name) not in out and len(by_name.get(name, ())) == 1:\n", "        if False:\n"),
+    (LABELS, "    finding.actors = [renamed.get(a, a) for a in finding.actors]\n", ""),
+    (LABELS, "        finding.summary = finding.summary.replace(name, renamed[name])\n", "        pass\n"),
+    # --- forensics/remedies.py: the cause and remedy that fit the engine and writer
+    (REMEDIES, "committed = any(o.get(\"rule\") in (\"spark_part\", \"spark_staging\", \"hadoop_attempt\") for o in spark)", "committed = False"),
+    (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:"),
+    (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n"),
+    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n"),
+    # --- forensics/detectors/base.py: the temp layers every detector peels
+    (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
+    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
+    (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
+    (BASE, "            severity=row.get(\"severity\"),\n", ""),
+]
