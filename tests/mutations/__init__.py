@@ -1,4 +1,4 @@
-"""Mutations as data for tests/test_detector_mutations.py.
+"""Mutations as data for tests/mutation_coverage.py (`make mutations`; its static checks run in the suite through tests/test_mutation_lists.py).
 
 Each module holds ``MUTATIONS``, a list of entries ``(target, old, new)`` or
 ``(target, old, new, note)``:
