@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test install check check-java clean test-pyspark35
+.PHONY: demo test install check check-java clean test-pyspark35 mutations
 
 # Both venvs are made the same way: pip's output in the venv's install.log, a line per package
 # on the terminal (.ci/pip-install).
@@ -65,6 +65,10 @@ test: check install $(STAMP35)
 	@$(call say_pass,1/2 $(if $(ARGS_SAID),pytest $(ARGS_SAID),the whole suite) ($(VENV)),$(VENV)/test.log)
 	@$(call say_pass,2/2 the live-capture tests again on PySpark 3.5$(if $(ARGS_SAID), with $(ARGS_SAID)) ($(VENV35)),$(VENV35)/test.log)
 	@[ "$$(cat $(VENV)/test.log.rc)" = 0 ] && [ "$$(cat $(VENV35)/test.log.rc)" = 0 ]
+
+# The full mutation run (hours while survivors remain; its static checks run in `make test`).
+mutations: install
+	$(BIN)/python -m pytest tests/mutation_coverage.py -q -s $(PYTEST_ARGS)
 
 test-pyspark35: check-java $(STAMP35)
 	$(VENV35)/bin/python -m pytest $(LIVE_TESTS) $(PYTEST_ARGS)

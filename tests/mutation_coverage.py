@@ -20,7 +20,7 @@ runs the probes of the detectors that read what it changes (through every view t
 at least one must fail, and it stops at the first that does. A mutation whose SQL no longer runs
 is an error, not a kill. Probes that killed before run first.
 
-Run: ``.venv/bin/python -m pytest tests/test_detector_mutations.py -q -s`` (``-s`` prints which
+Run: ``.venv/bin/python -m pytest tests/mutation_coverage.py -q -s`` (``-s`` prints which
 probe killed each mutation and the count per target at the end; ``-k <text>`` runs the
 mutations whose id holds it).
 """
@@ -36,7 +36,7 @@ import sys
 import time
 import types
 from collections import Counter, defaultdict
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -165,12 +165,6 @@ def _reads(text: str, name: str) -> bool:
                      text) is not None
 
 
-def _shared_views() -> set[str]:
-    """The views analyze computes once for every detector (its ``_SHARED_VIEWS``)."""
-    m = re.search(r"^_SHARED_VIEWS = \((.*?)\)", _module_reads("forensics/analyze.py"), re.M)
-    return set(re.findall(r'"(\w+)"', m[1]))
-
-
 def _body(stmt: str) -> str:
     return re.split(r"\bAS\b", _code_of(stmt), maxsplit=1, flags=re.I)[1]
 
@@ -212,32 +206,42 @@ def _detector_modules() -> dict[str, list[str]]:
     return out
 
 
-def _consumer_texts() -> list[str]:
-    return ([_module_reads(f) for files in _detector_modules().values() for f in files]
-            + [_module_reads(f) for f in FINDING_MODULES])
+def _objects_read(rels) -> frozenset[str]:
+    texts = [_module_reads(f) for f in rels]
+    return frozenset(n for n in live_objects() if any(_reads(t, n) for t in texts))
 
 
 @lru_cache(maxsize=None)
+def code_objects(code: str) -> frozenset[str]:
+    """The views and macros a detector's SQL reads itself."""
+    return _objects_read(_detector_modules()[code])
+
+
+@lru_cache(maxsize=None)
+def finding_objects() -> frozenset[str]:
+    """The views and macros what words every finding (actors, labels, remedies) reads itself."""
+    return _objects_read(FINDING_MODULES)
+
+
 def used_objects() -> frozenset[str]:
-    """The views and macros a detector or what words the findings reads itself."""
-    texts = _consumer_texts()
-    return frozenset({n for n in live_objects() if any(_reads(t, n) for t in texts)} | _shared_views())
+    return frozenset().union(finding_objects(), *(code_objects(c) for c in _detector_modules()))
 
 
 @lru_cache(maxsize=None)
-def consumer_queries(name: str) -> tuple[str, ...] | None:
-    """Queries over everything the detectors and finding modules read of ``name`` (directly or
-    through views): when a mutant gives each the same rows in a probe's store, nothing the probe
-    checks can change, so it is not run. None when a consumer is a macro with parameters (its
-    callers' arguments are not known here): every probe runs."""
+def consumer_queries(name: str, consumers: frozenset) -> tuple[str, ...] | None:
+    """Queries over everything ``consumers`` (the objects a probe's detector and, when it has
+    findings, what words them read) see of ``name``, directly or through views: when a mutant
+    gives each the same rows in a probe's store, nothing the probe checks can change, so it is
+    not run. None when one is a macro with parameters (its callers' arguments are not known
+    here): the probe runs."""
     out = []
-    for obj in sorted(readers_of(name) & used_objects()):
+    for obj in sorted(readers_of(name) & consumers):
         kind, _, stmt = live_objects()[obj]
         if kind == "VIEW":
             out.append(f"SELECT * FROM {obj}")
         elif re.match(rf"\s*CREATE\s+(?:OR\s+REPLACE\s+)?MACRO\s+{obj}\(\)\s+AS\s+TABLE\b", _code_of(stmt), re.I):
             out.append(f"SELECT * FROM {obj}()")
-        elif obj == name or kind == "MACRO":
+        else:
             return None
     return tuple(out)
 
@@ -255,14 +259,9 @@ class Reach:
 
 def reach(m: Mutation) -> Reach:
     if m.file.endswith(".sql"):
-        name, _, _ = object_of(m)
-        names = readers_of(name)
-        mods = _detector_modules()
-        direct = {code for code, files in mods.items()
-                  if any(_reads(_module_reads(f), n) for f in files for n in names)}
-        findings = bool(names & _shared_views()) or any(
-            _reads(_module_reads(f), n) for f in FINDING_MODULES for n in names)
-        return Reach(frozenset(direct), findings)
+        names = readers_of(object_of(m)[0])
+        direct = {code for code in _detector_modules() if code_objects(code) & names}
+        return Reach(frozenset(direct), bool(finding_objects() & names))
     if m.file == PATHS:
         return Reach(_codes(), reingest=True)
     if m.file in FINDING_MODULES:
@@ -362,8 +361,17 @@ class Probe:
     codes: tuple
     case: dict | None = None
     row: R.Row | None = None
-    findings: int = 0  # unmutated
-    last: int = 0  # the last run
+    verified: bool = False  # its test passes over its store unmutated
+
+    @property
+    def findings(self) -> bool:
+        """Whether its test expects findings (what words them can change then)."""
+        return bool(self.case["expect"]) if self.case is not None else self.row.positive
+
+    def consumers(self) -> frozenset[str]:
+        """The views and macros what this probe checks reads itself."""
+        out = frozenset().union(*(code_objects(c) for c in self.codes if c in _detector_modules()))
+        return out | finding_objects() if self.findings else out
 
     def load(self, store: Store, root: Path):
         if self.case is not None:
@@ -378,10 +386,8 @@ class Probe:
         try:
             found = analyze_mod.analyze(store, list(self.codes))
             if self.case is not None:
-                self.last = len(found)
                 check(store, root / "logs", ctx, self.case, found)
                 return False
-            self.last = len(found)
             wrong = TM.verdict(self.row, found)
             return bool(wrong) != (self.row.id in TM.EXPECTED_TO_FAIL_TODAY)
         except duckdb.Error:
@@ -399,6 +405,12 @@ def all_probes() -> list[Probe]:
 
 def relevant(r: Reach, probes: list[Probe]) -> list[Probe]:
     return [p for p in probes if set(p.codes) & r.direct or (r.findings and p.findings)]
+
+
+def _cache_only(store):
+    """analyze's ``prepared`` computes the shared views once into temp tables that shadow them:
+    a cache (the same rows), which costs more than it saves on a probe's few events."""
+    return nullcontext()
 
 
 # One DuckDB instance for every probe's store, each ATTACHed while it is used (as live capture
@@ -423,21 +435,22 @@ def new_store(root: Path, template: Path) -> Store:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    """Each probe's store, loaded once with the code unmutated."""
+    """Each probe's store, loaded once with the code unmutated (whether its test passes so is
+    checked once it first kills a mutation: tests/test_detector_cases.py and
+    tests/test_detection_matrix.py check them all)."""
     start = time.perf_counter()
     template = tmp_path_factory.mktemp("template") / "empty.duckdb"
     Store(template).close()
     out = {}
     probes = all_probes()
-    for i, probe in enumerate(probes):
-        root = tmp_path_factory.mktemp(f"probe{i}")
-        with new_store(root, template) as store:
-            ctx = probe.load(store, root)
-            assert not probe.fails(store, root, ctx), f"{probe.name} fails unmutated"
-        probe.findings = probe.last
-        out[probe.name] = (root, ctx)
-    print(f"\n{len(probes)} probes loaded in {time.perf_counter() - start:.1f} s")
-    yield Loaded(out, probes, template)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(analyze_mod, "prepared", _cache_only)
+        for i, probe in enumerate(probes):
+            root = tmp_path_factory.mktemp(f"probe{i}")
+            with new_store(root, template) as store:
+                out[probe.name] = (root, probe.load(store, root))
+        print(f"\n{len(probes)} probes loaded in {time.perf_counter() - start:.1f} s")
+        yield Loaded(out, probes, template)
     _summary()
 
 
@@ -478,10 +491,10 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
     read (the same rows from every view they read through it; for paths.py, the same events)
     cannot fail and is not run."""
     r = reach(m)
-    queries = consumer_queries(object_of(m)[0]) if m.file.endswith(".sql") else None
+    name = object_of(m)[0] if m.file.endswith(".sql") else None
     out, ran = [], 0
     mine, anyone = _KILLERS[m.file], _KILLERS[""]
-    ordered = sorted(relevant(r, loaded.probes), key=lambda p: (-mine[p.name], -anyone[p.name]))
+    ordered = sorted(relevant(r, loaded.probes), key=lambda p: (-mine[p.name], -anyone[p.name], not p.findings))
     for i, probe in enumerate(ordered):
         if out and not os.environ.get("COMMITSLEUTH_ALL_KILLS"):
             break
@@ -499,6 +512,7 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
                 if probe.fails(again, root, ctx):
                     out.append(probe.name)
             continue
+        queries = consumer_queries(name, probe.consumers()) if name else None
         with open_store(root) as store:
             before = loaded.unmutated(probe, store, queries) if queries else []
             with sql_mutated(store, m):
@@ -507,9 +521,9 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
                 ran += 1
                 if probe.fails(store, root, ctx):
                     out.append(probe.name)
-    for name in out:
-        mine[name] += 1
-        anyone[name] += 1
+    for killer in out:
+        mine[killer] += 1
+        anyone[killer] += 1
     return out, ran
 
 
@@ -553,6 +567,11 @@ def test_mutation_is_killed(stores, monkeypatch, tmp_path, m: Mutation):
         apply_python(monkeypatch, m)
     killed, ran = kills(m, stores, tmp_path)
     monkeypatch.undo()
+    for probe in [p for p in stores.probes if p.name in killed and not p.verified]:
+        root, ctx = stores.stores[probe.name]
+        with open_store(root) as store:
+            assert not probe.fails(store, root, ctx), f"{probe.name} fails unmutated"
+        probe.verified = True
     print(f"\n{m.id}: killed by {killed} ({ran} probes run)")
     _RESULTS[m.file]["killed" if killed else "surviving"] += 1
     if m.survives:
