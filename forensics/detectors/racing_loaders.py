@@ -15,12 +15,17 @@ from commitsleuth.forensics.detectors.base import SqlDetector, where
 # their steps and moves there, raced. Only query against query: a thread of one log and the query
 # id of another may be the same load seen twice, and one query's several moves are one load.
 _SQL = """
-WITH moves_at AS MATERIALIZED (  -- the partitions two or more queries renamed files into (narrows only)
-    SELECT coalesce(list(k), []::VARCHAR[]) AS keys FROM (
-        SELECT unnest(list(DISTINCT location || '|' || coalesce(partition_spec, ''))) AS k
-        FROM partition_events
-        WHERE kind = 'rename' AND query_id IS NOT NULL AND part_spec IS NOT NULL AND NOT is_temp
-        GROUP BY part_location, part_spec HAVING count(DISTINCT query_id) > 1)
+WITH renamed AS (  -- files queries renamed into final partitions
+    SELECT location, partition_spec, part_location, part_spec, query_id
+    FROM partition_events
+    WHERE kind = 'rename' AND query_id IS NOT NULL AND part_spec IS NOT NULL AND NOT is_temp
+),
+moves_at AS MATERIALIZED (  -- the partitions two or more queries renamed files into (narrows only)
+    SELECT coalesce(list(DISTINCT r.location || '|' || coalesce(r.partition_spec, '')), []::VARCHAR[]) AS keys
+    FROM renamed r SEMI JOIN (
+        SELECT part_location, part_spec FROM renamed
+        GROUP BY part_location, part_spec HAVING count(DISTINCT query_id) > 1) p
+      ON p.part_location IS NOT DISTINCT FROM r.part_location AND p.part_spec = r.part_spec
 ),
 moves AS (
     SELECT event_id, ts, 'load' AS kind, table_name AS part_table, location AS part_location,
@@ -29,10 +34,10 @@ moves AS (
     WHERE kind = 'rename' AND query_id IS NOT NULL AND partition_spec IS NOT NULL
 ),
 loading AS (SELECT * FROM loading_steps),
-steps AS (
-    SELECT * FROM loading
-    UNION ALL BY NAME
-    SELECT * FROM moves
+steps AS (  -- columns named, not BY NAME: the same SQL runs on Spark (analyze --engine spark)
+    SELECT event_id, ts, kind, part_table, part_location, part_spec, pkey, writer FROM loading
+    UNION ALL
+    SELECT event_id, ts, kind, part_table, part_location, part_spec, pkey, writer FROM moves
 ),
 windows AS (
     SELECT pkey, part_spec, writer, min(ts) AS t0, max(ts) AS t1
