@@ -16,7 +16,7 @@ import re
 
 import orjson
 
-from commitsleuth.model import Event
+from commitsleuth.parsers import lakehouse
 from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, millis
 
 LOG = "_delta_log"
@@ -33,7 +33,6 @@ _COMMIT_INFO_KEYS = {
     "txnId": "txn_id", "userMetadata": "user_metadata", "operationMetrics": "metrics",
     "clusterId": "cluster_id", "job": "job", "notebook": "notebook", "userId": "user_id", "userName": "user_name",
 }
-MAX_RAW = 1000
 
 
 def recognise(files: LogFiles) -> bool:
@@ -80,34 +79,62 @@ def read(log: TableLog):
             partition_columns = state["partition_columns"]
             start = base + 1
     last = max(commits) if commits else start - 1
+    # Every commit file is read and parsed here, into columns, not one Event object per action:
+    # a log of 100k versions is 100k files, and per-event objects were most of its ingest time.
+    rows = Rows(log)
     for version in range(start, last + 1):
         name = commits.get(version)
         if name is None:
-            yield log.commit(version, None, f"{LOG}/{version:020d}.json", status="missing",
-                             reason=f"{version:020d}.json is absent between versions that exist")
-            continue
-        try:
-            data = log.files.read(f"{LOG}/{name}")
-        except OSError as exc:
-            log.problem(f"{LOG}/{name}", f"cannot read: {exc.strerror or exc}")
-            yield log.commit(version, _epoch(mtimes.get(name)), f"{LOG}/{name}", status="unreadable",
-                             reason=f"cannot read: {exc.strerror or exc}")
-            continue
-        log.files_read += 1
-        events, partition_columns = _commit_events(log, version, name, data, mtimes.get(name), partition_columns)
-        yield from events
+            rows.commit(version, None, f"{LOG}/{version:020d}.json", status="missing",
+                        reason=f"{version:020d}.json is absent between versions that exist")
+        else:
+            try:
+                data = log.files.read(f"{LOG}/{name}")
+            except OSError as exc:
+                log.problem(f"{LOG}/{name}", f"cannot read: {exc.strerror or exc}")
+                rows.commit(version, _ms(mtimes.get(name), 1000), f"{LOG}/{name}", status="unreadable",
+                            reason=f"cannot read: {exc.strerror or exc}")
+            else:
+                log.files_read += 1
+                partition_columns = _commit_rows(rows, log, version, name, data, mtimes.get(name),
+                                                 partition_columns)
+        if len(rows) >= lakehouse.STEP:  # a table a progress step long: the bar moves as files are read
+            yield rows.table()
+            rows = Rows(log)
+    if len(rows):
+        yield rows.table()
 
 
 def _epoch(seconds):
     return millis(seconds * 1000) if seconds else None
 
 
-def _commit_events(log: TableLog, version: int, name: str, data: bytes, mtime, partition_columns):
-    """The events of one JSON commit; one ``unreadable`` commit event if any line is damaged."""
+# years 1 to 9999: what ``millis`` turns into a time, and a timestamp column holds
+_MIN_MS, _MAX_MS = -62135596800000, 253402300799999
+
+
+def _ms(value, scale: int = 1) -> int | None:
+    """Epoch milliseconds (``value`` × ``scale``) as an int, None for nothing or nonsense, as
+    ``millis`` reads them."""
+    if type(value) is int:
+        ms = value * scale
+    elif not value:
+        return None
+    else:
+        try:
+            ms = int(float(value) * scale) if scale != 1 else int(value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return ms if _MIN_MS <= ms <= _MAX_MS else None
+
+
+def _commit_rows(rows: "Rows", log: TableLog, version: int, name: str, data: bytes, mtime, partition_columns):
+    """The rows of one JSON commit into ``rows``; one ``unreadable`` commit if any line is
+    damaged. Returns the table's partition columns after this commit."""
     rel = f"{LOG}/{name}"
-    actions = []
+    info, txns, files, other, parsed = None, [], [], [], 0
     for line_no, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             action = orjson.loads(line)
@@ -116,52 +143,122 @@ def _commit_events(log: TableLog, version: int, name: str, data: bytes, mtime, p
         except ValueError as exc:
             reason = f"line {line_no} is not a JSON action ({str(exc).splitlines()[0][:80]})"
             log.problem(rel, reason)
-            return [log.commit(version, _epoch(mtime), rel, status="unreadable", reason=reason)], partition_columns
-        actions.append((line_no, line, action))
-    if not actions:
+            rows.commit(version, _ms(mtime, 1000), rel, status="unreadable", reason=reason)
+            return partition_columns
+        parsed += 1
+        is_file = False
+        for kind, key in (("table_add", "add"), ("table_remove", "remove")):
+            act = action.get(key)
+            if isinstance(act, dict) and isinstance(act.get("path"), str):
+                files.append((line_no, line, kind, act))
+                is_file = True
+        if is_file and len(action) == 1:
+            continue  # nothing else on an add or remove line
+        if not is_file:
+            other.append((line_no, line))
+        found = action.get("commitInfo")
+        if info is None and isinstance(found, dict):
+            info = found
+        txn = action.get("txn")
+        if isinstance(txn, dict):
+            txns.append({"app_id": txn.get("appId"), "version": txn.get("version")})
+        meta = action.get("metaData")
+        if isinstance(meta, dict) and isinstance(meta.get("partitionColumns"), list):
+            partition_columns = meta["partitionColumns"]
+    if not parsed:
         log.problem(rel, "empty commit file")
-        return [log.commit(version, _epoch(mtime), rel, status="unreadable", reason="empty commit file")], partition_columns
-    info = next((a["commitInfo"] for _, _, a in actions if isinstance(a.get("commitInfo"), dict)), {})
-    ts = millis(info.get("inCommitTimestamp") or info.get("timestamp")) or _epoch(mtime)
-    facts = {key: info.get(src) for src, key in _COMMIT_INFO_KEYS.items() if key and src in info}
+        rows.commit(version, _ms(mtime, 1000), rel, status="unreadable", reason="empty commit file")
+        return partition_columns
+    info = info or {}
+    ts = _ms(info.get("inCommitTimestamp") or info.get("timestamp")) or _ms(mtime, 1000)
+    facts = {key: info[src] for src, key in _COMMIT_INFO_KEYS.items() if key and src in info}
     custom = {k: v for k, v in info.items() if k not in _COMMIT_INFO_KEYS}
     if custom:
         facts["custom"] = custom
     metrics = info.get("operationMetrics") or {}
     if isinstance(metrics, dict) and "num_retries" in metrics:
         facts["num_retries"] = metrics.get("num_retries")
-    txns = [{"app_id": a["txn"].get("appId"), "version": a["txn"].get("version")}
-            for _, _, a in actions if isinstance(a.get("txn"), dict)]
-    for _, _, a in actions:
-        meta = a.get("metaData")
-        if isinstance(meta, dict) and isinstance(meta.get("partitionColumns"), list):
-            partition_columns = meta["partitionColumns"]
-    app = _APP_ID.search(orjson.dumps(info).decode()) if info else None
-    app_id = app.group(1) if app else None
-    commit = log.commit(version, ts, rel, app_id=app_id, txn=txns or None, log_file=name, **facts)
-    commit.raw = _raw(name, actions[0][0], actions[0][1])
-    out: list[Event] = [commit]
-    for line_no, line, a in actions:
-        for kind, key in (("table_add", "add"), ("table_remove", "remove")):
-            act = a.get(key)
-            if not isinstance(act, dict) or not isinstance(act.get("path"), str):
-                continue
-            ev = log.data_file(
-                kind, version, ts, act["path"], partition_spec=_spec(act.get("partitionValues"), partition_columns),
-                size=act.get("size") if isinstance(act.get("size"), int) else None, app_id=app_id,
-                data_change=act.get("dataChange"), modified=millis(act.get("modificationTime")),
-                deleted_at=millis(act.get("deletionTimestamp")), operation=facts.get("operation"),
-                line=line_no, log_file=name,
-            )
-            ev.line_no = line_no
-            ev.raw = _raw(name, line_no, line)
-            out.append(ev)
-    return out, partition_columns
+    app_id = None
+    if info:
+        text = orjson.dumps(info).decode()
+        if "app" in text or "local-" in text:  # the pattern's every id holds one: most commits skip it
+            app = _APP_ID.search(text)
+            app_id = app.group(1) if app else None
+    # the commit's own lines (commitInfo, protocol, metaData, txn …) whole, its files' on theirs:
+    # the store gives every line of the commit file back
+    rows.commit(version, ts, rel, app_id=app_id, raw="\n".join(_raw(name, n, line) for n, line in other) or None,
+                txn=txns or None, log_file=name, **facts)
+    operation = facts.get("operation")
+    columns = tuple(partition_columns)
+    for line_no, line, kind, act in files:
+        size = act.get("size")
+        rows.data_file(kind, version, ts, act["path"], _spec(act.get("partitionValues"), columns),
+                       size if type(size) is int else None, app_id, _raw(name, line_no, line), line_no, name,
+                       act.get("dataChange"), act.get("modificationTime"), act.get("deletionTimestamp"), operation)
+    return partition_columns
+
+
+class Rows:
+    """Events of a table log as columns, ``table()`` an Arrow table of the store's columns
+    (redacted when written, by ``record_table``, as every event is)."""
+
+    COLUMNS = ("kind", "ts", "path", "location", "table_name", "app_id", "status", "detail", "raw", "line_no",
+               "partition_spec", "file_name", "file_task", "file_attempt", "write_uuid", "size")
+
+    def __init__(self, log: TableLog):
+        self.log, self.rows = log, []
+        self.under_root = log.files.path("")  # the root and a slash: a log file's path is this and its name
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def commit(self, version, ts: int | None, rel: str, *, status: str = "completed", app_id: str | None = None,
+               raw: str | None = None, **facts) -> None:
+        detail = {"format": self.log.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
+        self.rows.append(("table_commit", ts, self.under_root + rel, self.log.root, self.log.table_name, app_id,
+                          status, orjson.dumps(detail, option=orjson.OPT_SORT_KEYS).decode(), raw, None,
+                          None, None, None, None, None, None))
+
+    def data_file(self, kind: str, version, ts: int | None, path: str, partition_spec: str | None, size,
+                  app_id: str | None, raw: str, line_no: int, log_file: str, data_change, modified, deleted_at,
+                  operation) -> None:
+        """One add or remove; ``modified`` and ``deleted_at`` in epoch ms as the log has them,
+        in ``detail`` as the time's text (as other formats' events show a time)."""
+        full, spec, info, writer = self.log.file_facts(path, partition_spec)
+        detail = {"format": self.log.format, "version": version, "line": line_no, "log_file": log_file}
+        if data_change is not None:
+            detail["data_change"] = data_change
+        if operation is not None:
+            detail["operation"] = operation
+        for key, value in (("modified", modified), ("deleted_at", deleted_at)):
+            if value is not None and (value := millis(value)) is not None:
+                detail[key] = str(value)
+        if writer:
+            detail.update(writer)
+        self.rows.append((kind, ts, full, self.log.root, self.log.table_name, app_id, None,
+                          orjson.dumps(detail, option=orjson.OPT_SORT_KEYS).decode(), raw, line_no, spec,
+                          info.file_name, info.file_task, info.file_attempt, info.write_uuid, size))
+
+    def table(self):
+        import pyarrow as pa
+
+        from commitsleuth.model import event_schema
+
+        schema, n = event_schema(), len(self.rows)
+        cols = dict(zip(self.COLUMNS, zip(*self.rows)))
+        arrays = []
+        for fld in schema:
+            if fld.name == "ts":
+                arrays.append(pa.array(cols["ts"], pa.timestamp("ms")).cast(fld.type))
+            elif fld.name in cols:
+                arrays.append(pa.array(cols[fld.name], fld.type))
+            else:
+                arrays.append(pa.nulls(n, fld.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _raw(name: str, line_no: int, line: bytes) -> str:
-    text = line.decode("utf-8", "replace")
-    return f"{name} line {line_no}: {text[:MAX_RAW]}"
+    return f"{name} line {line_no}: {line.decode('utf-8', 'replace')}"
 
 
 def _spec(values, columns: list[str]) -> str | None:
