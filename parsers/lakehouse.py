@@ -409,14 +409,42 @@ def write_columns(store, tables: list, source_id: int) -> int:
     of ``source_id``: through the one redaction layer, as ``write_events`` writes Event objects."""
     import pyarrow as pa
 
-    from commitsleuth.redact import redact_table
-
-    batch = pa.concat_tables(tables)
-    batch = batch.set_column(batch.schema.get_field_index("source_id"), "source_id",
-                             pa.array([source_id] * batch.num_rows, pa.int64()))
-    batch = store.unseen_events(redact_table(batch), own_source=True)
+    batch = store.unseen_events(columns_of(pa.concat_tables(tables), source_id), own_source=True)
     store.write_arrow(batch)
     return batch.num_rows
+
+
+def columns_of(table, source_id):
+    """A reader's columnar batch as rows of ``source_id``, redacted (the one redaction layer)."""
+    import pyarrow as pa
+
+    from commitsleuth.redact import redact_table
+
+    table = table.set_column(table.schema.get_field_index("source_id"), "source_id",
+                             pa.array([source_id] * table.num_rows, pa.int64()))
+    return redact_table(table)
+
+
+def read_arrow(log: TableLog, fmt: TableFormat, source_id):
+    """Every event of a table's log as one Arrow table of the store's columns, events of
+    ``source_id``, redacted, in the order read; None when the log holds none."""
+    import pyarrow as pa
+
+    from commitsleuth.model import events_to_arrow
+
+    parts, events = [], []
+    for item in fmt.read(log):
+        if isinstance(item, Event):
+            item.source_id = source_id
+            events.append(item)
+            continue
+        if events:
+            parts.append(events_to_arrow(events, None))
+            events = []
+        parts.append(columns_of(item, source_id))
+    if events:
+        parts.append(events_to_arrow(events, None))
+    return pa.concat_tables(parts) if parts else None
 
 
 def log_uri(root: str | LogFiles, fmt: TableFormat) -> str:
@@ -512,7 +540,7 @@ def inside_tables(path: str, roots: list[str]) -> bool:
     return any(full.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "arrow_events", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
-           "log_uri", "new_log", "remote_tables", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "arrow_events", "columns_of", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
+           "log_uri", "new_log", "read_arrow", "remote_tables", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
            "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "write_columns",
            "writer_of"]

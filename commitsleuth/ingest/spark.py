@@ -409,8 +409,7 @@ def _ingest_table(spark, files, fmt, out: str, run_id: str, previous: dict, repo
     """A table's log read on the driver through the session's FileSystem (a log is small beside
     its data), written to ``out`` as one source like a parsed file. A log whose listing is as the
     last run saw it is not read again; ``attach-parquet`` replaces an earlier read of a table."""
-    from commitsleuth.model import events_to_arrow
-    from commitsleuth.parsers.lakehouse import log_fingerprint, log_uri, new_log
+    from commitsleuth.parsers.lakehouse import log_fingerprint, log_uri, new_log, read_arrow
     from commitsleuth.redact import redact
 
     uri = log_uri(files, fmt)
@@ -424,11 +423,10 @@ def _ingest_table(spark, files, fmt, out: str, run_id: str, previous: dict, repo
            "size_bytes": size, "mtime": None, "bytes_read": 0, "lines": 0, "first_line": 1, "events": 0,
            "rejected": 0, "status": "ok", "reason": None, "started_at": _now()}
     log = new_log(files, fmt)
-    events = list(fmt.read(log))
-    for ev in events:
-        ev.source_id = uid
+    read = read_arrow(log, fmt, uid)  # Event objects and a reader's columns alike, redacted
+    events = 0 if read is None else read.num_rows
     if events:
-        batch = _event_batch(events_to_arrow(events, None), run_id, fmt.name)
+        batch = _event_batch(read, run_id, fmt.name)
         table = pa.Table.from_batches([batch]).select([*EVENT_COLUMNS, "run_id", "format", "day"])
         schema = pa.schema([OUT_SCHEMA.field(c) for c in table.column_names])
         (spark.createDataFrame(table.to_pandas(), _struct(schema))
@@ -437,7 +435,7 @@ def _ingest_table(spark, files, fmt, out: str, run_id: str, previous: dict, repo
         first_file, first_reason = log.problems[0]
         more = f" and {len(log.problems) - 1} more" if len(log.problems) > 1 else ""
         src.update(status="partial", reason=redact(f"{first_file}: {first_reason}{more}"))
-    src.update(events=len(events), lines=log.files_read, rejected=len(log.problems),
+    src.update(events=events, lines=log.files_read, rejected=len(log.problems),
                bytes_read=log.files.bytes_read, finished_at=_now())
     _write_rows(spark, [src], SOURCE_SCHEMA, f"{out}/sources")
     report.sources.append(src)
