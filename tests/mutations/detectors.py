@@ -578,8 +578,7 @@ MUTATIONS: list[tuple[str, ...]] = [
 
     # ===== CS203 table-missing-file (forensics/detectors/table_missing.py) =====
     ("CS203", "WHERE v.location IN (SELECT location FROM audited)", "WHERE true"),
-    ("CS203", "AND starts_with(v.path, v.location || '/')", "",
-     "survives: no case adds a file outside the table's root (Iceberg add_files of an external path), which no listing of the root shows"),
+    ("CS203", "AND starts_with(v.path, v.location || '/')", ""),
     ("CS203", "AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.location = v.location AND l.path = v.path)", ""),
     ("CS203", "WHERE l.location = v.location AND l.path = v.path)", "WHERE l.path = v.path)",
      "survives: an absolute listed path lies under one table's root; only nested table roots (a table inside "
@@ -587,12 +586,8 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS203", "FROM gone g JOIN events d ON d.kind = 'delete'", "FROM gone g JOIN events d ON true"),
     ("CS203", "AND (d.path = g.path OR starts_with(g.path, rtrim(d.path, '/') || '/'))", "AND (d.path = g.path)"),
     ("CS203", "AND (d.path = g.path OR starts_with(g.path, rtrim(d.path, '/') || '/'))", "AND (starts_with(g.path, rtrim(d.path, '/') || '/'))"),
-    ("CS203", "starts_with(g.path, rtrim(d.path, '/') || '/')", "starts_with(g.path, rtrim(d.path, '/'))",
-     "survives: no case deletes a sibling whose path is a string prefix of the missing file's (…/orders deleted, "
-     "…/orders_2024/… missing): the case's table root is a temporary directory whose name a case cannot state"),
-    ("CS203", "coalesce(d.thread, d.detail->>'user', d.attempt_id, d.app_id) AS who", "coalesce(d.thread, d.attempt_id, d.app_id) AS who",
-     "survives: no case has a delete record with a storage user but no thread (the HDFS and S3 readers set the thread "
-     "from the user unless an attempt, query or application is named)"),
+    ("CS203", "starts_with(g.path, rtrim(d.path, '/') || '/')", "starts_with(g.path, rtrim(d.path, '/'))"),
+    ("CS203", "coalesce(d.thread, d.detail->>'user', d.attempt_id, d.app_id) AS who", "coalesce(d.thread, d.attempt_id, d.app_id) AS who"),
     ("CS203", "LEFT JOIN deletes d ON d.gone_path = g.path", "LEFT JOIN deletes d ON false"),
 
     # ===== CS204 table-lost-commit (forensics/detectors/table_lost_commit.py) =====
@@ -670,13 +665,14 @@ MUTATIONS: list[tuple[str, ...]] = [
 
 # Mutations no case kills yet, each with the case that is missing (the harness run of 26 Nov;
 # written here rather than inline to keep the lists above readable).
-_R206 = ("survives: no case has a Delta or Iceberg commit beside the Hudi timeline, an inflight compaction or clean, "
-         "or a completed clean listing deleted files")
+_R206 = ("survives: only a completed clean whose deleted files are listed tells (the clean's metadata lists them as "
+         "successDeleteFiles, as a rollback's): they are listed only by a listing taken before the clean ran, and no case has one")
 _NOTES = {
     ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL"):
         "survives: no case has another event kind at the table directory's own path after the writes "
         "(a rename is keyed on its target)",
-    ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"): _R206,
+    ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"):
+        "equivalent: a Delta or Iceberg commit has no action, and the incomplete arm needs a write action, the other arms a rollback",
     ("CS202", "WHERE r.kind = 'table_remove' AND r.location = a.location\n                      AND r.path = a.path AND r.v > a.prev_v"):
         "survives: paths are absolute: only two tables' logs naming one file tell (a Delta SHALLOW CLONE's absolute paths); no case has a clone",
     ("CS202", "JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id"):
@@ -684,7 +680,6 @@ _NOTES = {
 }
 # the rollback arm's action test (the other mutation of that WHERE, its status, is killed)
 _NOTES_EXACT = {
-    ("CS206", "AND i.action IN ('commit', 'deltacommit', 'replacecommit')", ""): _R206,
     ("CS206", "    WHERE i.action = 'rollback' AND i.status = 'completed'\n    GROUP BY", "    WHERE i.status = 'completed'\n    GROUP BY"): _R206,
 }
 MUTATIONS = [m + (_NOTES_EXACT.get(m) or _NOTES.get(m[:2]),) if len(m) == 3 and (m in _NOTES_EXACT or m[:2] in _NOTES) else m
