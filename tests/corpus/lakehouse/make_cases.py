@@ -67,6 +67,21 @@ def stage(table: Path, version: int) -> None:
     (log / f"{version:020d}.json").rename(log / f"_commit_{uuid.uuid4()}.json.tmp")
 
 
+def spark_write(files: dict[str, str], version: int, **parameters: str) -> dict[str, str]:
+    """``files`` with commit ``version``'s commitInfo as Spark's WriteIntoDelta records the same
+    overwrite: DeltaOperations.Write's operationParameters (delta-io/delta bb1057f: mode,
+    partitionBy, then isDynamicPartitionOverwrite / replaceOnCond / replaceUsingCols only when
+    set), its engineInfo; the add and remove actions stay delta-rs' own."""
+    name = f"_delta_log/{version:020d}.json"
+    head, rest = files[name].split("\n", 1)
+    info = json.loads(head)["commitInfo"]
+    info = {"timestamp": info["timestamp"], "operation": "WRITE",
+            "operationParameters": {"mode": "Overwrite", "partitionBy": '["dt"]', **parameters},
+            "readVersion": version - 1, "isolationLevel": "Serializable", "isBlindAppend": False,
+            "engineInfo": "Apache-Spark/4.0.0 Delta-Lake/4.1.0"}
+    return {**files, name: json.dumps({"commitInfo": info}, separators=(",", ":")) + "\n" + rest}
+
+
 def live(table: Path) -> list[str]:
     return sorted(pa.table(DeltaTable(str(table)).get_add_actions(flatten=True)).column("path").to_pylist())
 
@@ -488,6 +503,15 @@ def main(work: Path) -> None:
         {"name": "negative - a full overwrite that removes every file", "files": log_files(w), "expect": []},
         {"name": "negative - a DELETE, then a full overwrite that removes every file still live", "files": log_files(d), "expect": []},
         {"name": "negative - an overwrite of one partition by predicate", "files": log_files(q), "expect": []},
+        {"name": "negative - Spark's dynamic partition overwrite of one partition", "expect": [],
+         "files": spark_write(log_files(q), 1, isDynamicPartitionOverwrite="true")},
+        {"name": "negative - Spark's INSERT REPLACE ON of one partition", "expect": [],
+         "files": spark_write(log_files(q), 1, replaceOnCond="t.dt = s.dt")},
+        {"name": "negative - Spark's INSERT REPLACE USING of one partition", "expect": [],
+         "files": spark_write(log_files(q), 1, replaceUsingCols="(dt)")},
+        {"name": "Spark's full overwrite (mode Overwrite, no condition) through a stale snapshot",
+         "files": spark_write(log_files(s), 2),
+         "expect": [{"partition": f"dt={d}", "detail": {"how": "stale overwrite"}} for d in ("2024-01-01", "2024-01-02")]},
         {"name": "negative - two tables: a full overwrite of one, appends to the other", "expect": [],
          "files": {**log_files(two / "a", prefix="a/"), **log_files(two / "b", prefix="b/")}},
         {"name": "the DELETE before a full overwrite is lost: the gap only, no overwrite judged on what the log no longer holds",
