@@ -242,6 +242,19 @@ def main(work: Path) -> None:
     (two / "a" / "dt=2024-01-03").mkdir()
     pq.write_table(ROWS.select(["v"]), two / "a" / "dt=2024-01-03" / "part-00000-0d6b1f7e-8c2a-4f3e-9b5d-7a1c2e3f4a5b-c000.snappy.parquet")
     write_deltalake(str(two / "b"), ROWS, partition_by=["dt"])
+    # a file under table a's root that table b's log adds by absolute path (b a shallow clone of
+    # a, or files added in place): b's data, not a's orphan. b's add is stated as the delta-log
+    # reader makes it: its absolute path holds the case's root, which a log file cannot
+    sh = work / "orphan-clone"
+    write_deltalake(str(sh / "a"), ROWS, partition_by=["dt"])
+    cloned = "dt=2024-01-03/part-00000-7c8d9e0f-1a2b-4c3d-8e4f-5a6b7c8d9e0f-c000.snappy.parquet"
+    (sh / "a" / "dt=2024-01-03").mkdir()
+    pq.write_table(ROWS.select(["v"]), sh / "a" / cloned)
+    write_deltalake(str(sh / "a"), ROWS, mode="append", partition_by=["dt"])
+    write_deltalake(str(sh / "b"), ROWS, partition_by=["dt"])
+    clone_add = {"kind": "table_add", "ts": str(commit_ts(sh / "b", 0)), "location": "{root}/b", "path": "{root}/a/" + cloned,
+                 "partition_spec": "dt=2024-01-03", "file_name": cloned.split("/")[1], "size": (sh / "a" / cloned).stat().st_size,
+                 "detail": {"format": "delta-log", "version": 1}}
     # Hive-named files (000000_0 in every partition) registered through the transaction API, as
     # a conversion of a Hive table leaves them; a Hive load after it writes another 000000_0
     # into a new partition and never commits it; a later append
@@ -289,6 +302,9 @@ def main(work: Path) -> None:
         {"name": "negative - two tables: an unreferenced file of a write in progress on one, older than the other's latest commit",
          "files": {**log_files(two / "a", prefix="a/"), **log_files(two / "b", prefix="b/")},
          "events": listing(two / "a", prefix="a/") + listing(two / "b", prefix="b/"), "expect": []},
+        {"name": "negative - a file under one table's root that another table's log references by absolute path",
+         "files": {**log_files(sh / "a", prefix="a/"), **log_files(sh / "b", prefix="b/")},
+         "events": listing(sh / "a", prefix="a/") + [clone_add], "expect": []},
         {"name": "a Hive load's 000000_0 in a new partition of a converted table, named like the files the log added",
          "files": log_files(h), "events": listing(h, pattern="*/*"),
          "expect": [{"partition": "dt=2024-01-03", "summary": "1 file in dt=2024-01-03 no version of the table's log references"}]},
