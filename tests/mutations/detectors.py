@@ -670,8 +670,6 @@ _NOTES = {
         "(a rename is keyed on its target)",
     ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"):
         "equivalent: a Delta or Iceberg commit has no action, and the incomplete arm needs a write action, the other arms a rollback",
-    ("CS202", "WHERE r.kind = 'table_remove' AND r.location = a.location\n                      AND r.path = a.path AND r.v > a.prev_v"):
-        "survives: paths are absolute: only two tables' logs naming one file tell (a Delta SHALLOW CLONE's absolute paths); no case has a clone",
     ("CS202", "JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id"):
         "survives: only a twin file added twice (a twin then re-added by add_files) tells, by the versions its finding names; no case has it",
 }

@@ -358,6 +358,18 @@ def main(work: Path) -> None:
     for mode in ("error", "append", "append"):
         write_deltalake(str(o), ROWS, mode=mode, partition_by=["dt"])
     DeltaTable(str(o)).optimize.compact()
+    # table a's file, deleted from a; table b (a shallow clone of a's version 0) references it by
+    # absolute path and re-adds it (a retried commit). b's adds are stated as the delta-log reader
+    # makes them: their absolute path holds the case's root, which a log file cannot
+    cl = work / "dup-clone"
+    write_deltalake(str(cl / "a"), ROWS, partition_by=["dt"])
+    shared = [a for a in pa.table(DeltaTable(str(cl / "a")).get_add_actions(flatten=False)).to_pylist()
+              if a["partition"]["dt"] == "2024-01-01"][0]
+    DeltaTable(str(cl / "a")).delete("dt = '2024-01-01'")
+    clone_adds = [{"kind": "table_add", "ts": str(commit_ts(cl / "a", 1) + dt.timedelta(seconds=v)), "location": "{root}/b",
+                   "path": "{root}/a/" + shared["path"], "partition_spec": "dt=2024-01-01",
+                   "file_name": shared["path"].split("/")[1], "size": shared["size_bytes"],
+                   "detail": {"format": "delta-log", "version": v}} for v in (0, 1)]
     # two applications in the store, each with TIDs 7 and 12: files whose log names no application
     other = "app-20240101000000-0002"
     dump("table_duplicate", "CS202", "table-duplicate-file", [
@@ -371,6 +383,9 @@ def main(work: Path) -> None:
          "files": log_files(r),
          "expect": [{"partition": "dt=" + restored["partition"]["dt"], "detail": {"versions": [2, 4], "how": "while live"}}]},
         {"name": "negative - RESTORE adds again the files an overwrite removed", "files": log_files(n), "expect": []},
+        {"name": "a shallow clone re-adds a file of its source while live; the source's own delete of it does not count",
+         "files": log_files(cl / "a", prefix="a/"), "events": clone_adds,
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"versions": [0, 1], "how": "while live"}}]},
         {"name": "negative - version 1 (the overwrite) is lost: the RESTORE's adds look live twice only because the removes are gone",
          "files": log_files(n, drop=(1,)), "expect": []},
         {"name": "negative - OPTIMIZE removes files and adds new ones", "files": log_files(o), "expect": []},
