@@ -1,6 +1,11 @@
 """Write the lakehouse detectors' YAML cases (forensics/detectors/cases/table_*.yml) from tables
 delta-rs (``deltalake``) writes here and now: every ``_delta_log`` line in them is the writer's
-own output, copied verbatim; only the listing (``table_file`` events) is stated as events.
+own output, copied verbatim (a killed writer's staged commit is its own commit moved back to the
+temp name it wrote first); the Hudi timeline is a Spark-written table's of apache/hudi-rs' test
+data (tests/corpus/lakehouse/hudi-rs), verbatim. Stated as events: audit's listing
+(``table_file``, at each file's mtime), Iceberg data files named as Spark's OutputFileFactory
+names them, adds by absolute path under the case's root, and the S3 access-log lines and Spark
+commitInfo (DeltaOperations.Write) built from their published field lists.
 
     .venv/bin/python tests/corpus/lakehouse/make_cases.py
 """
