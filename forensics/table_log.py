@@ -55,9 +55,12 @@ audited AS (SELECT DISTINCT location FROM events WHERE kind = 'table_file')
 """
 
 # A TID the log holds names the Spark attempt itself when the store has that attempt (event
-# log or live capture) in the same application; otherwise it stays ``TID n``.
+# log or live capture) in the same application; otherwise it stays ``TID n``. Every application
+# numbers its tasks from 0: with no application in the log, a TID names an attempt only when
+# one application alone has it.
 WRITER = """list_distinct(list_filter([{app}, CASE WHEN {tid} IS NOT NULL THEN coalesce(
-    (SELECT min(s.label) FROM spark_task_attempts s WHERE s.tid = {tid} AND ({app} IS NULL OR s.app_id = {app})),
+    (SELECT CASE WHEN count(DISTINCT s.app_id) = 1 THEN min(s.label) END FROM spark_task_attempts s
+     WHERE s.tid = {tid} AND ({app} IS NULL OR s.app_id = {app})),
     'TID ' || {tid}) END], lambda x: x IS NOT NULL))"""
 
 

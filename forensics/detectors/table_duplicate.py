@@ -22,7 +22,7 @@ again AS (
 ),
 twins AS (
     SELECT t.location, t.partition_spec, t.table_name, t.path, t.event_id, t.ts, t.v, t.app_id, t.tid,
-           regexp_extract(t.file_name, '^(\\d{{5}})-\\d+-([0-9a-f-]{{36}})-(\\d{{5}})', ['part', 'op', 'n']) AS k
+           regexp_extract(t.file_name, '^(\\d{{5}})-\\d+-([0-9a-f-]{{36}})-\\d{{5}}', ['part', 'op']) AS k
     FROM table_files t JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id
     WHERE t.tid IS NOT NULL AND regexp_matches(t.file_name, '^\\d{{5}}-\\d+-[0-9a-f-]{{36}}-\\d{{5}}')
 ),
@@ -31,7 +31,10 @@ twin_groups AS (
            list(DISTINCT v ORDER BY v) AS versions, list(path ORDER BY path) AS paths,
            list(event_id ORDER BY event_id) AS evidence,
            list_sort(list_distinct(flatten(list({writer})))) AS actors, 'twins' AS how
-    FROM twins tw GROUP BY location, partition_spec, k.op, k.part, k.n
+    -- one task of one write (its partition id): two TIDs are two attempts of it, whatever file
+    -- count each reached (an attempt reading its shuffle input in another order numbers its
+    -- files otherwise)
+    FROM twins tw GROUP BY location, partition_spec, k.op, k.part
     HAVING count(DISTINCT tid) > 1
 ),
 -- Hudi: two base files of one file group and instant, two write tokens (two attempts of one
@@ -69,7 +72,7 @@ class TableDuplicateFile(SqlDetector):
 
     Symptom: the table's log adds a path that is already live (no remove in between), adds it
     twice in one commit, or keeps the files of two attempts of one Spark task (same partition,
-    operation and file number, two TIDs) both live; or two base files of one Hudi file group
+    operation and task partition id, two TIDs) both live; or two base files of one Hudi file group
     and completed instant, with two write tokens, are both on storage.
     Cause: a retried or replayed commit that re-added files (delta-io/delta#3784), Iceberg
     ``add_files`` run twice or with ``check_duplicate_files=False`` (iceberg-python#2130), or a

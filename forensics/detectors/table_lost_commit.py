@@ -42,7 +42,9 @@ stale AS (  -- a full overwrite removes every file live before it: one that surv
          AND a.v < TRY_CAST(c.detail->>'version' AS BIGINT)
     WHERE c.kind = 'table_commit' AND c.status = 'completed' AND c.detail->>'format' = 'delta-log'
       AND lower(coalesce(c.detail->'parameters'->>'mode', '')) = 'overwrite'
-      AND NOT regexp_matches(CAST(c.detail->'parameters' AS VARCHAR), '(?i)predicate|replaceWhere|dynamic')
+      -- a partial overwrite, as delta-rs and Spark's WriteIntoDelta record it (DeltaOperations.Write:
+      -- replaceWhere as predicate; dynamic partition overwrite, INSERT REPLACE ON / USING by name)
+      AND NOT regexp_matches(CAST(c.detail->'parameters' AS VARCHAR), '"(predicate|isDynamicPartitionOverwrite|replaceOnCond|replaceUsingCols)"')
       AND c.location NOT IN (SELECT location FROM unreliable)
       AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location
                       AND r.path = a.path AND r.v > a.v AND r.v <= TRY_CAST(c.detail->>'version' AS BIGINT))

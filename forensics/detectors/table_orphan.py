@@ -21,7 +21,9 @@ orphans AS (
       AND NOT regexp_matches(l.file_name, '^[._]')  -- checksums, markers, Hudi log files
       AND NOT contains(l.path, '/_change_data/')
       AND l.ts < c.ts - to_microseconds(CAST({retention} * 3600e6 AS BIGINT))
-      AND NOT EXISTS (SELECT 1 FROM referenced s WHERE s.location = l.location AND s.path = l.path)
+      -- any table's log: a file another table references by absolute path (a Delta SHALLOW
+      -- CLONE, files added in place) is that table's data, whichever root it lies under
+      AND NOT EXISTS (SELECT 1 FROM referenced s WHERE s.path = l.path)
       -- a Hudi twin (a second write token of a file group and instant the log holds) is CS202's
       AND NOT EXISTS (SELECT 1 FROM table_files a WHERE a.location = l.location AND a.kind = 'table_add'
                       AND a.file_name <> l.file_name
@@ -46,7 +48,8 @@ class TableOrphanFile(SqlDetector):
     """Files under a Delta, Iceberg or Hudi table that no version of its log references.
 
     Symptom: data files sit in the table's directories but no commit of the table's log ever
-    added them; they were written before the latest commit, older than the retention window.
+    added them, nor any other table's log (a shallow clone or an in-place import names files
+    under another table's root by absolute path: those are its data); they were written before the latest commit, older than the retention window.
     Cause: a write that failed or was killed after writing its files and before its commit
     (its staged commit file may still be in the log directory), or a writer that lost a commit
     race and did not clean up. Readers ignore these files: they are orphans, not data.
