@@ -44,13 +44,14 @@ def test_pandas_still_imports_and_arrow_still_builds_tables_after():
     assert _program(probe) == ["False ['a', None] [1, 2]", "pandas"]
 
 
-def _children_after_prestart(path: Path, parallel_min: int) -> int:
+def _children_after_prestart(path: Path, parallel_min: int, range_bytes: int = 64 << 20) -> int:
     probe = ("import os, sys\n"
              "from commitsleuth.ingest import pool\n"
              "pool.prestart([sys.argv[1], sys.argv[1] + '.missing'])\n"
              "pid = os.getpid()\n"
              "print(len(open(f'/proc/{pid}/task/{pid}/children').read().split()))\n")
-    return int(_program(probe, path, env={"COMMITSLEUTH_PARALLEL_MIN": str(parallel_min)})[-1])
+    return int(_program(probe, path, env={"COMMITSLEUTH_PARALLEL_MIN": str(parallel_min),
+                                          "COMMITSLEUTH_RANGE": str(range_bytes)})[-1])
 
 
 def test_workers_server_starts_before_the_store_opens_only_for_a_file_that_needs_workers(tmp_path):
@@ -59,6 +60,19 @@ def test_workers_server_starts_before_the_store_opens_only_for_a_file_that_needs
     assert _children_after_prestart(log, 1000) > 0  # the fork server (and its resource tracker)
     assert _children_after_prestart(log, 1 << 30) == 0
     assert _children_after_prestart(tmp_path, 1000) == 0  # a directory is not looked into
+
+
+def test_no_workers_server_for_a_spark_event_log_read_in_this_process(tmp_path):
+    """A plain event log bigger than a range is read here (eventlog_fast), never by workers; one
+    that fits a range is handed to a worker whole, and a text log of the same size in ranges."""
+    line = b'{"Event":"SparkListenerTaskEnd","Stage ID":0}\n'
+    log = tmp_path / "app-1"
+    log.write_bytes(b'{"Event":"SparkListenerLogStart","Spark Version":"3.5.0"}\n' + line * 2000)
+    assert _children_after_prestart(log, 1000, range_bytes=10_000) == 0
+    assert _children_after_prestart(log, 1000, range_bytes=1 << 20) > 0
+    text = tmp_path / "hive.log"
+    text.write_bytes(b"2018-09-28T10:14:57,310 INFO [main] ql.Driver: x\n" * 2000)
+    assert _children_after_prestart(text, 1000, range_bytes=10_000) > 0
 
 
 def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
