@@ -161,15 +161,21 @@ class TableLog:
                   app_id: str | None = None, **facts) -> Event:
         """A ``table_add`` or ``table_remove`` of one data file: ``path`` relative to the table
         root (percent-encoded, as Delta writes it) or an absolute URI."""
-        full = self.absolute(path)
-        info = resolve_file(full)
-        spec = _normal_spec(partition_spec) if partition_spec else info.partition_spec
+        full, spec, info, writer = self.file_facts(path, partition_spec)
         detail = {"format": self.format, "version": version, **{k: v for k, v in facts.items() if v is not None}}
-        detail.update(writer_of(info.file_name or ""))
+        detail.update(writer)
         return Event(kind, ts=ts, path=full, location=self.root, table_name=self.table_name,
                      partition_spec=spec, file_name=info.file_name, file_task=info.file_task,
                      file_attempt=info.file_attempt, write_uuid=info.write_uuid, size=size,
                      app_id=app_id, detail=detail)
+
+    def file_facts(self, path: str, partition_spec: str | None = None) -> tuple[str, str | None, PathInfo, dict]:
+        """(the path every source uses, its partition, its ``resolve``, ``writer_of`` its name) of
+        a data file the log names, with the partition the log gives it (else its directory's)."""
+        full = self.absolute(path)
+        info = resolve_file(full)
+        spec = _normal_spec(partition_spec) if partition_spec else info.partition_spec
+        return full, spec, info, writer_of(info.file_name or "")
 
     def absolute(self, path: str) -> str:
         """A log's file reference as the path every other source uses for it."""
@@ -223,6 +229,26 @@ def writer_of(file_name: str) -> dict:
     return {}
 
 
+def writers_of(names) -> dict:
+    """``writer_of`` of every file name in an Arrow string array at once, by the same patterns:
+    {fact: Arrow array, null where the name does not hold it} (a log names up to millions)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    iceberg = pc.extract_regex(names, _ICEBERG_SPARK_FILE.pattern)
+    base, log = pc.extract_regex(names, _HUDI_FILE.pattern), pc.extract_regex(names, _HUDI_LOG.pattern)
+    is_hudi = pc.and_(pc.or_(pc.is_valid(base), pc.is_valid(log)), pc.invert(pc.is_valid(iceberg)))  # Iceberg's first
+
+    def hudi_fact(name: str):
+        fact = pc.coalesce(pc.struct_field(base, name), pc.struct_field(log, name))
+        return pc.if_else(is_hudi, fact, pa.scalar(None, pa.string()))
+
+    return {"tid": pc.coalesce(pc.struct_field(iceberg, "tid"), hudi_fact("tid")).cast(pa.int64()),
+            "spark_partition": pc.coalesce(pc.struct_field(iceberg, "part"), hudi_fact("part")).cast(pa.int64()),
+            "operation_id": pc.struct_field(iceberg, "op"), "stage_id": hudi_fact("stage").cast(pa.int64()),
+            "file_id": hudi_fact("file_id"), "instant": hudi_fact("instant")}
+
+
 def _absolute(path: str) -> bool:
     return path.startswith("/") or bool(re.match(r"^[a-zA-Z][\w+.-]*://", path))
 
@@ -238,7 +264,9 @@ def millis(ms) -> dt.datetime | None:
 @dataclass(frozen=True)
 class TableFormat:
     """One table format: its log directory, how a table of it is recognised and how its log is
-    read (``read(log) -> Iterator[Event]``, problems recorded on ``log``)."""
+    read (``read(log) -> Iterator[Event]``, problems recorded on ``log``). A reader may also
+    yield Arrow tables of the store's event columns (``Rows``-like batches, not yet redacted):
+    a log of 100k versions is read into columns, not into an object per event."""
 
     name: str
     description: str
@@ -307,8 +335,27 @@ def new_log(root: str | LogFiles, fmt: TableFormat) -> TableLog:
 def read_table(root: str, fmt: TableFormat) -> tuple[TableLog, list[Event]]:
     """Every event of a table's log, and the log's problems."""
     log = new_log(root, fmt)
-    events = list(fmt.read(log))
+    events = []
+    for item in fmt.read(log):
+        if isinstance(item, Event):
+            events.append(item)
+        else:
+            events.extend(arrow_events(item))
     return log, events
+
+
+def arrow_events(table) -> list[Event]:
+    """The rows of an Arrow table of the store's event columns (a reader's columnar batch) as
+    ``Event`` objects, ``detail`` parsed."""
+    import orjson
+
+    out = []
+    for row in table.to_pylist():
+        row.pop("event_id", None)
+        if row.get("detail"):
+            row["detail"] = orjson.loads(row["detail"])
+        out.append(Event(**row))
+    return out
 
 
 def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callable[[int], None] | None = None,
@@ -324,18 +371,38 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
     log = new_log(root, fmt)
     written, batch, shown = 0, [], 0
 
-    def flush(batch: list) -> int:
-        # ingest's progress callbacks: bytes of the log read, events stored (a long log shows a bar)
+    tables: list = []  # a reader's columnar batches (``pa.Table``), written together
+
+    def moved() -> None:
         nonlocal shown
-        n = store.write_events(batch)
         if progress is not None:
             progress(log.files.bytes_read - shown)
             shown = log.files.bytes_read
+
+    def flush(batch: list) -> int:
+        # ingest's progress callbacks: bytes of the log read, events stored (a long log shows a bar)
+        n = store.write_events(batch)
+        if tables:
+            n += write_columns(store, tables, sid)
+            tables.clear()
+        moved()
         if on_events is not None:
             on_events(n)
         return n
 
     for ev in fmt.read(log):  # written in batches as read: memory flat whatever the log's length
+        if not isinstance(ev, Event):  # columns of many events: after the events read before them
+            if batch:
+                written += flush(batch)
+                batch = []
+            tables.append(ev)
+            if sum(t.num_rows for t in tables) >= BATCH:
+                written += flush(batch)
+            else:
+                moved()
+            continue
+        if tables:
+            written += flush(batch)
         ev.source_id = sid
         batch.append(ev)
         if len(batch) >= BATCH:
@@ -343,8 +410,7 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
             batch = []
         elif progress is not None and len(batch) % STEP == 0:
             # a log of 100k versions: the bar moves with the files read, not only per batch stored
-            progress(log.files.bytes_read - shown)
-            shown = log.files.bytes_read
+            moved()
     written += flush(batch)
     reason = None
     if log.problems:
@@ -355,6 +421,21 @@ def record_table(store, root: str | LogFiles, fmt: TableFormat, progress: Callab
     store.update_source(sid, status=status, reason=reason, events=written, lines=log.files_read,
                         rejected=len(log.problems), finished_at=dt.datetime.now().replace(microsecond=0))
     return SourceResult(uri, status, fmt.name, written, log.files_read, len(log.problems), reason, sid), log.problems
+
+
+def write_columns(store, tables: list, source_id: int) -> int:
+    """Write a reader's columnar batches (Arrow tables of the store's event columns) as events
+    of ``source_id``: through the one redaction layer, as ``write_events`` writes Event objects."""
+    import pyarrow as pa
+
+    from commitsleuth.redact import redact_table
+
+    batch = pa.concat_tables(tables)
+    batch = batch.set_column(batch.schema.get_field_index("source_id"), "source_id",
+                             pa.array([source_id] * batch.num_rows, pa.int64()))
+    batch = store.unseen_events(redact_table(batch), own_source=True)
+    store.write_arrow(batch)
+    return batch.num_rows
 
 
 def log_uri(root: str | LogFiles, fmt: TableFormat) -> str:
@@ -450,6 +531,7 @@ def inside_tables(path: str, roots: list[str]) -> bool:
     return any(full.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "arrow_events", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
            "log_uri", "new_log", "remote_tables", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
-           "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "writer_of"]
+           "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "write_columns",
+           "writer_of"]
