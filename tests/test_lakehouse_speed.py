@@ -170,3 +170,35 @@ def test_manifests_decoded_ahead_by_workers_read_as_in_process(tmp_path, monkeyp
     assert ahead == here
     assert [file for file, _ in here[0]] == [str(damaged)] and "not readable Avro" in here[0][0][1]
     assert any(e[0] == "table_add" for e in here[1])
+
+
+class _Gone:
+    """A process pool whose workers die (or that cannot start at all)."""
+
+    def __init__(self, *args, start: bool = True, **kwargs):
+        if not start:
+            raise OSError("no processes")
+
+    def submit(self, *args):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        future = Future()
+        future.set_exception(BrokenProcessPool("a worker was killed"))
+        return future
+
+    def shutdown(self, **kwargs):
+        pass
+
+
+@pytest.mark.parametrize("start", [True, False])
+def test_manifests_are_decoded_here_when_workers_die_or_cannot_start(tmp_path, monkeypatch, start):
+    import concurrent.futures
+
+    tbl = _iceberg(tmp_path)
+    tbl.append(pa.table({"dt": ["2024-01-03"], "v": [3]}))
+    root = tbl.metadata.location.removeprefix("file://")
+    here = _events(root)
+    monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", lambda *a, **k: _Gone(start=start))
+    assert _events(root) == here and len(here[1]) > 2

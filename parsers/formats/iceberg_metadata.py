@@ -209,29 +209,37 @@ class _Ahead:
                 import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
 
-                # spawned, not forked: this process holds DuckDB's threads
-                self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
-                for _ in range(WORKERS + 1):
-                    self._send()
+                try:  # spawned, not forked: this process holds DuckDB's threads
+                    self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+                    for _ in range(WORKERS + 1):
+                        self._send()
+                except OSError:  # no processes to be had: every manifest is decoded here
+                    self.close()
+                    self.pool, self.sent = None, {}
 
     def _send(self) -> None:
-        if self.order:
+        if self.order and self.pool is not None:
             uri, added, names = self.order.pop(0)
             self.sent.setdefault(uri, self.pool.submit(decode_manifest, storage_path(uri), added, names))
 
     def take(self, uri: str, added, names):
         future = self.sent.pop(uri, None)
-        if future is None:
+        if future is not None:
             try:
-                data = self.log.files.read_uri(uri)
-            except FileNotFoundError:
-                return None, _MISSING, 0
-            except OSError as exc:
-                return None, _unreadable(exc), 0
-            self.log.files.bytes_read -= len(data)  # counted by the caller, as a worker's
-            return (*_decoded(data, added, names), len(data))
-        self._send()
-        return future.result()
+                result = future.result()
+                self._send()
+                return result
+            except Exception:  # a worker gone (killed, out of memory): the rest decoded here
+                self.close()
+                self.pool, self.sent = None, {}
+        try:
+            data = self.log.files.read_uri(uri)
+        except FileNotFoundError:
+            return None, _MISSING, 0
+        except OSError as exc:
+            return None, _unreadable(exc), 0
+        self.log.files.bytes_read -= len(data)  # counted by the caller, as a worker's
+        return (*_decoded(data, added, names), len(data))
 
     def close(self) -> None:
         if self.pool is not None:
