@@ -168,7 +168,8 @@ def test_manifests_decoded_ahead_by_workers_read_as_in_process(tmp_path, monkeyp
     ahead = _events(root)
     assert any(sent)
     assert ahead == here
-    assert [file for file, _ in here[0]] == [str(damaged)] and "not readable Avro" in here[0][0][1]
+    # named once by each snapshot whose list names it (a later snapshot's list may carry it on)
+    assert {file for file, _ in here[0]} == {str(damaged)} and "not readable Avro" in here[0][0][1]
     assert any(e[0] == "table_add" for e in here[1])
 
 
