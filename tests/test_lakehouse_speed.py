@@ -129,9 +129,11 @@ def _events(root: str):
                           for e in events]
 
 
-def test_manifest_file_events_are_what_data_file_gives_each_file(tmp_path):
+def test_manifest_file_events_are_what_data_file_gives_each_file(tmp_path, monkeypatch):
     """The columnar events of a manifest's entries carry what ``TableLog.data_file`` gives one
-    file: its path as every source keys it, partition, name, task, attempt, writer, detail."""
+    file: its path as every source keys it, partition, name, task, attempt, writer, detail
+    (a manifest decoded in chunks of one entry here, of thousands on a big table)."""
+    monkeypatch.setattr(iceberg_metadata, "CHUNK", 1)
     tbl = _iceberg(tmp_path)
     tbl.overwrite(pa.table({"dt": ["2024-01-03"], "v": [3]}))  # removes too
     root = tbl.metadata.location.removeprefix("file://")

@@ -281,9 +281,11 @@ def manifest_columns(data: bytes, added_snapshot, spec_names):
     import fastavro
     import pyarrow as pa
 
-    cols: dict[str, list] = {k: [] for k in ("status", "snapshot_id", "file_path", "partition_spec", "content",
-                                             "records", "size")}
+    types = {"status": pa.int32(), "snapshot_id": pa.int64(), "file_path": pa.string(), "partition_spec": pa.string(),
+             "content": pa.int32(), "records": pa.int64(), "size": pa.int64()}
+    cols: dict[str, list] = {k: [] for k in types}
     status, owner, file_path, partition, content, records, size = cols.values()
+    chunks: list = []  # Arrow every CHUNK entries: a million Python strings and ints would be most of the memory
     spec_of: dict = {}  # a partition tuple's spec, computed once: a manifest holds few partitions
     reader = fastavro.reader(io.BytesIO(data))
     reader = fastavro.reader(io.BytesIO(data), reader_schema=_projection(reader.writer_schema, _ENTRY_FIELDS))
@@ -304,9 +306,15 @@ def manifest_columns(data: bytes, added_snapshot, spec_names):
         content.append(data_file.get("content") or 0)
         records.append(data_file.get("record_count"))
         size.append(data_file.get("file_size_in_bytes"))
-    types = {"status": pa.int32(), "snapshot_id": pa.int64(), "content": pa.int32(), "records": pa.int64(),
-             "size": pa.int64()}
-    return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
+        if len(status) >= CHUNK:
+            chunks.append(pa.record_batch([pa.array(v, types[k]) for k, v in cols.items()], names=list(types)))
+            for v in cols.values():
+                v.clear()
+    chunks.append(pa.record_batch([pa.array(v, types[k]) for k, v in cols.items()], names=list(types)))
+    return pa.Table.from_batches(chunks).combine_chunks()
+
+
+CHUNK = 8192
 
 
 def _ahead(log: TableLog, ordered: list, specs: dict) -> _Ahead:
