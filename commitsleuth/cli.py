@@ -307,6 +307,10 @@ def audit(path: str, fmt: str, fail_on: str, db: str | None) -> int:
       commitsleuth audit /data/warehouse/sales.db/orders
       commitsleuth audit hdfs://nn:8020/user/hive/warehouse/db.db/t --fail-on high
     """
+    if _AS_PROGRAM:  # a table's audit builds Arrow arrays from lists, as an ingest does
+        from commitsleuth.ingest import pool
+
+        pool.arrow_without_pandas()
     from commitsleuth.forensics.audit import audit as run_audit
     from commitsleuth.report.text import findings_json, findings_text
 

@@ -13,6 +13,7 @@ is listed through a Spark session's Hadoop FileSystem.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -21,10 +22,10 @@ from typing import Callable, Iterator, NamedTuple
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import Finding
-from commitsleuth.forensics.paths import enrich
+from commitsleuth.forensics.paths import PathInfo, enrich, resolve, resolve_names, table_from_location
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
-from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root
+from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root, write_columns
 from commitsleuth.store import Store
 
 BATCH = 50_000
@@ -124,28 +125,27 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
         store.con.execute("DELETE FROM events WHERE source_id = ?", [old])
         store.con.execute("DELETE FROM sources WHERE source_id = ?", [old])
     sid = store.add_source(root, "inventory", format="listing")
-    batch: list[Event] = []
+    batch: list = []
     written = 0
+
+    def write(batch: list) -> int:
+        if log_dir is not None:  # a table's listing: columns, not an Event per file (it holds millions)
+            return write_columns(store, [table_files(root, batch, log_dir)], sid) if batch else 0
+        return store.write_events([enrich(Event(
+            kind, ts=e.mtime, source_id=sid, path=e.path, size=e.size,
+            detail={"dir": True} if e.is_dir else {"manifest": e.manifest} if e.manifest else None)) for e in batch])
+
     for entry in entries:
         if entry.error:
             unlisted.append(entry)
             continue
-        # a table's files keyed as its log keys them (file:/x as /x, s3:// as s3a://)
-        path = storage_path(entry.path) if log_dir is not None else entry.path
-        ev = Event(kind, ts=entry.mtime, source_id=sid, path=path, size=entry.size,
-                   detail={"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None)
-        ev = enrich(ev)
-        if log_dir is not None:
-            ev.location = root  # the table log keys every file by the table root and its partition
-            if path.startswith(log_dir.rstrip("/") + "/"):
-                ev.detail = {**(ev.detail or {}), "log": True}
-        batch.append(ev)
+        batch.append(entry)
         if len(batch) >= BATCH:
-            written += store.write_events(batch)
+            written += write(batch)
             batch = []
             if progress:
                 progress(written)
-    written += store.write_events(batch)
+    written += write(batch)
     reason = None
     unlisted.sort(key=lambda e: e.path)
     if unlisted:
@@ -156,9 +156,67 @@ def record_listing(store: Store, root: str, entries: Iterator[Entry],
     return written
 
 
+def table_files(root: str, entries: list[Entry], log_dir: str):
+    """The ``table_file`` events of a table's listed entries as an Arrow table of the store's
+    event columns: each keyed as the table's log keys its files (``file:/x`` as ``/x``,
+    ``s3://`` as ``s3a://``, by the table root and the partition its path names), with what
+    ``enrich`` gives any listed path; files under ``log_dir`` marked ``detail.log``. Each
+    directory is resolved once and the names all at once: a table holds millions of files."""
+    import pyarrow as pa
+
+    from commitsleuth.model import event_schema
+
+    n = len(entries)
+    paths = [e.path if e.path.startswith("/") else storage_path(e.path) for e in entries]
+    log_prefix = log_dir.rstrip("/") + "/"
+    dirs: dict[str, PathInfo] = {}
+    infos, names, details = [], [], []
+    for entry, path in zip(entries, paths):
+        directory, _, name = path.rpartition("/")
+        if entry.is_dir or not directory or not name or "=" in name or ":" in name:
+            info = resolve(path, is_dir=entry.is_dir)  # resolve()'s own rules for these
+            name = info.file_name
+        else:
+            info = dirs.get(directory) or dirs.setdefault(directory, resolve(directory, is_dir=True))
+        infos.append(info)
+        names.append(name)
+        detail = {"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None
+        if path.startswith(log_prefix):
+            detail = {**(detail or {}), "log": True}
+        details.append(None if detail is None else json.dumps(detail, sort_keys=True, default=str))
+    names = pa.array(names, pa.string())
+    tables = {i.location: table_from_location(i.location) for i in set(infos)}
+    cols = {
+        "kind": pa.array(["table_file"] * n, pa.string()), "ts": pa.array([e.mtime for e in entries], pa.timestamp("us")),
+        "location": pa.array([root] * n, pa.string()), "path": pa.array(paths, pa.string()),
+        "table_name": pa.array([tables[i.location] for i in infos], pa.string()),
+        "partition_spec": pa.array([i.partition_spec for i in infos], pa.string()), "file_name": names,
+        "size": pa.array([e.size for e in entries], pa.int64()), "detail": pa.array(details, pa.string()),
+        **resolve_names(names),
+    }
+    return pa.table([cols[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type) for f in event_schema()],
+                    schema=event_schema())
+
+
+# DuckDB's share of an audit's memory: a table of millions of files is two rows per file (its
+# log's and the listing's), which DuckDB spills to disk past this, whatever the table's size.
+AUDIT_MEMORY = "512MB"
+
+
 def audit(store: Store, path: str, *, spark=None) -> AuditResult:
     """List ``path`` into ``store`` and analyze: (entries listed, findings, what could not be
-    listed; the rest is audited all the same)."""
+    listed; the rest is audited all the same). DuckDB holds at most ``AUDIT_MEMORY``; an
+    in-memory store spills to a temporary directory of its own (removed after)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="commitsleuth-audit-") as spill:
+        if store.path == ":memory:":  # else DuckDB spills beside the store's file
+            store.con.execute(f"SET temp_directory = '{spill.replace(chr(39), chr(39) * 2)}'")
+        with store.memory_limited(AUDIT_MEMORY):
+            return _audit(store, path, spark)
+
+
+def _audit(store: Store, path: str, spark) -> AuditResult:
     if _SCHEME.match(path) and not re.match(r"^[a-zA-Z]:[\\/]", path):
         if spark is None:
             spark = _spark_session()

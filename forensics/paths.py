@@ -172,3 +172,21 @@ def enrich(ev: Event) -> Event:
     ev.file_attempt = info.file_attempt
     ev.write_uuid = ev.write_uuid or info.write_uuid
     return ev
+
+
+def resolve_names(names) -> dict:
+    """``resolve``'s file part (``file_task``, ``file_attempt``, ``write_uuid``) of every file
+    name in an Arrow string array at once, by the same patterns: a table log or a listing names
+    up to millions of files, where a Python call per name is most of the time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    spark = pc.extract_regex(names, _SPARK_FILE.pattern)
+    mr = pc.extract_regex(names, _MR_FILE.pattern)
+    hive = pc.extract_regex(names, _HIVE_FILE.pattern)
+    # resolve's order: a Spark name, else a MapReduce one, else Hive's (only Hive's has an attempt)
+    task = pc.coalesce(pc.struct_field(spark, "task"), pc.struct_field(mr, "task"), pc.struct_field(hive, "task"))
+    attempt = pc.if_else(pc.or_(pc.is_valid(spark), pc.is_valid(mr)), pa.scalar(None, pa.string()),
+                         pc.struct_field(hive, "attempt"))
+    attempt = pc.if_else(pc.equal(attempt, ""), pa.scalar(None, pa.string()), attempt)  # group not taken
+    return {"file_task": task, "file_attempt": attempt.cast(pa.int32()), "write_uuid": pc.struct_field(spark, "uuid")}

@@ -30,6 +30,31 @@ _VERSION_WORD = {"delta": "v", "iceberg": "seq ", "hudi": "instant "}
 
 
 @dataclass(frozen=True)
+class StorageWriter:
+    """The storage principal that wrote a commit's own log file: an HDFS audit ``create`` of it
+    (or ``rename`` onto it: Delta's HDFSLogStore and Iceberg's Hadoop catalog write a temp file,
+    then rename it), or an S3 access log PUT of it."""
+
+    storage: str  # hdfs, s3
+    cmd: str
+    user: str | None
+    proxy: str | None  # HDFS: the real user a proxy user's call came through
+    ip: str | None
+    caller: str | None  # HDFS callerContext, the S3A audit Referer's span id
+    job: str | None  # the Spark job the caller context or Referer names
+    actor: str  # the lane the storage's own events of that writer are drawn on
+    event_id: int
+
+    @property
+    def text(self) -> str:
+        """``etl via hive from 10.0.0.21 (hdfs rename, caller context …)``."""
+        who = (self.user or "?") + (f" via {self.proxy}" if self.proxy else "") + (f" from {self.ip}" if self.ip else "")
+        how = ", ".join(filter(None, (f"{self.storage} {self.cmd}", self.caller and f"caller context {self.caller}",
+                                      self.job and f"job {self.job}")))
+        return f"{who} ({how})"
+
+
+@dataclass(frozen=True)
 class CommitWriter:
     """The writer of one table commit as the store can name it."""
 
@@ -39,14 +64,18 @@ class CommitWriter:
     operation: str | None
     app_id: str | None
     execution: tuple[str, str] | None  # (app_id, SQL execution id) whose plan wrote the table
+    storage: StorageWriter | None = None  # who the storage says wrote the commit's log file
 
     @property
     def lane(self) -> str:
-        """The lane of this commit's writer: its SQL execution, its application, else itself."""
+        """The lane of this commit's writer: its SQL execution, its application, the storage
+        principal that wrote its log file, else itself."""
         if self.execution:
             return f"{self.execution[0]}/SQL execution {self.execution[1]}"
         if self.app_id:
             return self.app_id
+        if self.storage:
+            return self.storage.actor
         short = self.format.split("-")[0]
         word = _VERSION_WORD.get(short, "v")
         return f"{short} {word}{self.version}" + (f" {self.operation}" if self.operation else "")
@@ -65,8 +94,20 @@ FROM events WHERE list_contains($ids, event_id) AND kind IN ('table_commit', 'ta
 """
 _COMMITS = """
 SELECT event_id, location, detail->>'format', detail->>'version', app_id, ts,
-       coalesce(detail->>'operation', detail->'summary'->>'operation', detail->>'action'), path
+       coalesce(detail->>'operation', detail->'summary'->>'operation', detail->>'action'), path,
+       detail->>'written_in'
 FROM events WHERE kind = 'table_commit' AND list_contains($locations, location)
+"""
+# the storage's writes of a table log's files: created, or renamed onto (refused calls are fs_context)
+_LOG_WRITES = """
+SELECT * FROM (
+    SELECT event_id, CASE WHEN kind = 'rename' THEN target_path ELSE path END AS written, detail->>'storage',
+           detail->>'cmd', detail->>'user', detail->>'proxy', detail->>'ip',
+           coalesce(detail->>'caller_context', detail->'s3a_audit'->>'id'),
+           coalesce(detail->>'spark_job', detail->'s3a_audit'->>'ji', job_id),
+           coalesce(attempt_id, query_id, thread, app_id, detail->>'user')
+    FROM events WHERE kind IN ('file_create', 'rename')
+) WHERE list_contains($paths, written)
 """
 _EXECUTIONS = """
 SELECT app_id, execution_id, started, ended, write_location, write_table FROM spark_executions
@@ -82,14 +123,49 @@ def commit_writers(con, locations) -> dict[tuple[str, str, str | None], tuple[in
         return {}
     commits = con.execute(_COMMITS, {"locations": locations}).fetchall()
     executions = _executions(con, {c[1] for c in commits}) if commits else {}
+    stored = storage_writers(con, [commit_file(c[1], c[2], c[7], c[8]) for c in commits])
     out = {}
-    for eid, loc, fmt, version, app, ts, op, path in commits:
+    for eid, loc, fmt, version, app, ts, op, path, written_in in commits:
         found = [(a, x) for a, x, start, end in executions.get(loc, ())
                  if ts is not None and start is not None and start - _SLACK <= ts
                  and (end is None or ts <= end + _SLACK) and (app is None or a == app)]
         execution = found[0] if len(found) == 1 else None  # two candidates: neither is named
-        out[(loc, fmt, version)] = (eid, CommitWriter(loc, fmt, version, op, app, execution), path)
+        storage = stored.get(commit_file(loc, fmt, path, written_in))
+        out[(loc, fmt, version)] = (eid, CommitWriter(loc, fmt, version, op, app, execution, storage), path)
     return out
+
+
+def commit_file(location: str, fmt: str | None, path: str | None, written_in: str | None) -> str | None:
+    """The log file a commit wrote: Delta's ``N.json``, Hudi's instant file (the commit's own
+    path), Iceberg's metadata file that first made the snapshot current (``written_in``)."""
+    if written_in and (fmt or "").startswith("iceberg"):
+        return f"{location.rstrip('/')}/metadata/{written_in}"
+    return path
+
+
+def storage_writers(con, files) -> dict[str, StorageWriter]:
+    """The one storage principal that created (or renamed onto) each of ``files`` (table log
+    files, keyed as the table's log keys them), by file. A file two principals wrote names
+    neither here (a race is the lost-commit detector's). An HDFS audit names a path without
+    the file system's scheme and authority (``/wh/t/_delta_log/…``): an ``hdfs://nn:8020/…``
+    file is looked up by its path as well."""
+    from commitsleuth.forensics.paths import split_scheme
+
+    files = {f for f in files if f}
+    if not files:
+        return {}
+    keys: dict[str, str] = {}
+    for f in files:
+        keys[f] = f
+        prefix, rest = split_scheme(f)
+        if prefix and not prefix.startswith("s3a:"):
+            keys.setdefault(rest, f)
+    found: dict[str, dict[str, StorageWriter]] = {}
+    for eid, written, storage, cmd, user, proxy, ip, caller, job, actor in con.execute(
+            _LOG_WRITES, {"paths": sorted(keys)}).fetchall():
+        writer = StorageWriter(storage or "storage", cmd or "", user, proxy, ip, caller, job, actor or user or "?", eid)
+        found.setdefault(keys[written], {}).setdefault(writer.actor, writer)
+    return {f: next(iter(w.values())) for f, w in found.items() if len(w) == 1}
 
 
 def _executions(con, locations: set[str]) -> dict[str, list]:
@@ -177,4 +253,5 @@ def table_ties(con, event_ids, commits: dict | None = None) -> dict[int, TableTi
     return out
 
 
-__all__ = ["CommitWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_writers", "log_lane", "table_ties"]
+__all__ = ["CommitWriter", "StorageWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_file", "commit_writers",
+           "log_lane", "storage_writers", "table_ties"]

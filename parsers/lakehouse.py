@@ -230,6 +230,26 @@ def writer_of(file_name: str) -> dict:
     return {}
 
 
+def writers_of(names) -> dict:
+    """``writer_of`` of every file name in an Arrow string array at once, by the same patterns:
+    {fact: Arrow array, null where the name does not hold it} (a log names up to millions)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    iceberg = pc.extract_regex(names, _ICEBERG_SPARK_FILE.pattern)
+    base, log = pc.extract_regex(names, _HUDI_FILE.pattern), pc.extract_regex(names, _HUDI_LOG.pattern)
+    is_hudi = pc.and_(pc.or_(pc.is_valid(base), pc.is_valid(log)), pc.invert(pc.is_valid(iceberg)))  # Iceberg's first
+
+    def hudi_fact(name: str):
+        fact = pc.coalesce(pc.struct_field(base, name), pc.struct_field(log, name))
+        return pc.if_else(is_hudi, fact, pa.scalar(None, pa.string()))
+
+    return {"tid": pc.coalesce(pc.struct_field(iceberg, "tid"), hudi_fact("tid")).cast(pa.int64()),
+            "spark_partition": pc.coalesce(pc.struct_field(iceberg, "part"), hudi_fact("part")).cast(pa.int64()),
+            "operation_id": pc.struct_field(iceberg, "op"), "stage_id": hudi_fact("stage").cast(pa.int64()),
+            "file_id": hudi_fact("file_id"), "instant": hudi_fact("instant")}
+
+
 def _absolute(path: str) -> bool:
     return path.startswith("/") or bool(re.match(r"^[a-zA-Z][\w+.-]*://", path))
 

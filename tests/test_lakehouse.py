@@ -601,13 +601,13 @@ def test_audit_through_a_hadoop_filesystem_reads_the_table_log(tmp_path, spark):
 
 
 def test_iceberg_through_a_hadoop_filesystem_reads_the_same_events(tmp_path, spark, catalog):
-    from commitsleuth.parsers.lakehouse import hadoop_table, new_log
+    from commitsleuth.parsers.lakehouse import hadoop_table
 
     tbl = iceberg_table(catalog)
     tbl.append(ROWS)
     tbl.overwrite(ROWS)
     files, fmt = hadoop_table(tbl.metadata.location + "/metadata", spark)
-    through = list(fmt.read(new_log(files, fmt)))
+    _, through = read_table(files, fmt)
     root, fmt = table_root(root_of(tbl))
     _, local = read_table(root, fmt)
     assert [(e.kind, e.path, e.partition_spec, e.location) for e in through] == \

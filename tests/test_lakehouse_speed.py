@@ -96,3 +96,112 @@ def test_progress_moves_within_a_batch(tmp_path, monkeypatch):
     assert report.events == 8
     assert len([n for n in advanced if n]) >= 3
     assert sum(advanced) == sum(p.stat().st_size for p in (table / "_delta_log").glob("*.json"))
+
+
+NAMES = [p.rsplit("/", 1)[-1] for p in PATHS] + [
+    "000005_0", "000005", "_tmp.000001_2", "part-m-00003", "x.parquet", ".hidden_1",
+    "00000-600000-0b0c0d0e-0000-4000-8000-0000000927c0-00001.parquet",  # Spark's Iceberg name
+    "00001-12-0b0c0d0e-0000-4000-8000-0000000927c0-00002-deletes.parquet",
+    "abc-1_0-5-17_20240101010101.parquet",  # Hudi base file
+    ".abc-1_20240101010101.log.1_2-3-44",  # Hudi log file
+]
+
+
+def test_names_resolved_all_at_once_are_resolve_and_writer_of_one_by_one():
+    from commitsleuth.forensics.paths import resolve_names
+    from commitsleuth.parsers.lakehouse import writer_of, writers_of
+
+    facts, writers = resolve_names(pa.array(NAMES)), writers_of(pa.array(NAMES))
+    for i, name in enumerate(NAMES):
+        one = resolve(name)
+        assert (facts["file_task"][i].as_py(), facts["file_attempt"][i].as_py(), facts["write_uuid"][i].as_py()) == \
+            (one.file_task, one.file_attempt, one.write_uuid), name
+        assert {k: v[i].as_py() for k, v in writers.items() if v[i].is_valid} == writer_of(name), name
+    assert writers["tid"].null_count < len(NAMES) and facts["file_attempt"].null_count < len(NAMES)
+
+
+def _events(root: str):
+    from commitsleuth.parsers.lakehouse import read_table, table_root
+
+    log, events = read_table(*table_root(root))
+    return log.problems, [(e.kind, e.ts, e.path, e.location, e.table_name, e.partition_spec, e.file_name,
+                           e.file_task, e.file_attempt, e.write_uuid, e.size, e.app_id, e.status, e.detail)
+                          for e in events]
+
+
+def test_manifest_file_events_are_what_data_file_gives_each_file(tmp_path, monkeypatch):
+    """The columnar events of a manifest's entries carry what ``TableLog.data_file`` gives one
+    file: its path as every source keys it, partition, name, task, attempt, writer, detail
+    (a manifest decoded in chunks of one entry here, of thousands on a big table)."""
+    monkeypatch.setattr(iceberg_metadata, "CHUNK", 1)
+    tbl = _iceberg(tmp_path)
+    tbl.overwrite(pa.table({"dt": ["2024-01-03"], "v": [3]}))  # removes too
+    root = tbl.metadata.location.removeprefix("file://")
+    _, events = _events(root)
+    fmt = next(f for f in table_formats() if f.name == "iceberg-metadata")
+    log = new_log(root, fmt)
+    files = [e for e in events if e[0] != "table_commit"]
+    assert {e[0] for e in files} == {"table_add", "table_remove"}
+    for event in files:
+        kind, ts, path, _, _, spec, *_, size, app, _, detail = event
+        facts = {k: v for k, v in detail.items() if k not in ("format", "version")}
+        one = log.data_file(kind, detail["version"], ts, "file://" + path, partition_spec=spec, size=size,
+                            app_id=app, **facts)
+        assert (one.kind, one.ts, one.path, one.location, one.table_name, one.partition_spec, one.file_name,
+                one.file_task, one.file_attempt, one.write_uuid, one.size, one.app_id, one.status,
+                one.detail) == event
+
+
+def test_manifests_decoded_ahead_by_workers_read_as_in_process(tmp_path, monkeypatch):
+    """Worker processes decoding the manifests ahead give the same events and problems, a
+    damaged manifest named as the reading names it."""
+    tbl = _iceberg(tmp_path)
+    tbl.append(pa.table({"dt": ["2024-01-03"], "v": [3]}))
+    tbl.overwrite(pa.table({"dt": ["2024-01-04"], "v": [4]}))
+    root = tbl.metadata.location.removeprefix("file://")
+    damaged = sorted(Path(root, "metadata").glob("*-m0.avro"))[0]
+    damaged.write_bytes(damaged.read_bytes()[:200])
+    monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 1 << 40)
+    here = _events(root)
+    monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    sent = []
+    monkeypatch.setattr(iceberg_metadata._Ahead, "_send", lambda self, f=iceberg_metadata._Ahead._send: (
+        sent.append(bool(self.order)), f(self))[1])
+    ahead = _events(root)
+    assert any(sent)
+    assert ahead == here
+    # named once by each snapshot whose list names it (a later snapshot's list may carry it on)
+    assert {file for file, _ in here[0]} == {str(damaged)} and "not readable Avro" in here[0][0][1]
+    assert any(e[0] == "table_add" for e in here[1])
+
+
+class _Gone:
+    """A process pool whose workers die (or that cannot start at all)."""
+
+    def __init__(self, *args, start: bool = True, **kwargs):
+        if not start:
+            raise OSError("no processes")
+
+    def submit(self, *args):
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        future = Future()
+        future.set_exception(BrokenProcessPool("a worker was killed"))
+        return future
+
+    def shutdown(self, **kwargs):
+        pass
+
+
+@pytest.mark.parametrize("start", [True, False])
+def test_manifests_are_decoded_here_when_workers_die_or_cannot_start(tmp_path, monkeypatch, start):
+    import concurrent.futures
+
+    tbl = _iceberg(tmp_path)
+    tbl.append(pa.table({"dt": ["2024-01-03"], "v": [3]}))
+    root = tbl.metadata.location.removeprefix("file://")
+    here = _events(root)
+    monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", lambda *a, **k: _Gone(start=start))
+    assert _events(root) == here and len(here[1]) > 2

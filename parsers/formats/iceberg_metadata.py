@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import re
 
 import orjson
 
-from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, millis
+from commitsleuth.forensics.paths import normalize_spec
+from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, millis, storage_path
 
 LOG = "metadata"
 _METADATA = re.compile(r"^(?:v(?P<v>\d+)|(?P<n>\d{5,})-[0-9a-f-]{36})(?:\.gz)?\.metadata\.json(?:\.gz)?$")
@@ -65,6 +67,11 @@ def read(log: TableLog):
             if isinstance(snap, dict) and snap.get("snapshot-id") is not None:
                 snapshots.setdefault(snap["snapshot-id"], (snap, name))
     live_ids = {s.get("snapshot-id") for s in latest.get("snapshots") or [] if isinstance(s, dict)}
+    # the metadata file of the table's log that first made each snapshot current: the commit's
+    # own file, which a storage audit log shows created (or renamed onto) by its writer
+    written_in: dict = {}
+    for name in sorted(set(metadata) & chain, key=lambda n: (_version(n), n)):
+        written_in.setdefault(metadata[name].get("current-snapshot-id"), name)
     off = _off_lineage(latest, snapshots)
     by_version: dict[int, list[str]] = {}
     for name in metadata:
@@ -83,8 +90,17 @@ def read(log: TableLog):
                                     f"{', '.join(sorted(set(files) & chain)) or 'neither'}")
     yield from _gaps(log, latest, latest_name, snapshots, set(metadata))
     manifests_read: set[str] = set()
-    for snap_id, (snap, name) in sorted(snapshots.items(), key=lambda kv: (kv[1][0].get("sequence-number") or 0,
-                                                                          kv[1][0].get("timestamp-ms") or 0)):
+    ordered = sorted(snapshots.items(), key=lambda kv: (kv[1][0].get("sequence-number") or 0,
+                                                       kv[1][0].get("timestamp-ms") or 0))
+    ahead = _ahead(log, ordered, specs)
+    try:
+        yield from _snapshots(log, ordered, live_ids, off, snapshots, specs, manifests_read, ahead, written_in)
+    finally:
+        ahead.close()
+
+
+def _snapshots(log: TableLog, ordered, live_ids, off, snapshots, specs, manifests_read, ahead, written_in):
+    for snap_id, (snap, name) in ordered:
         summary = snap.get("summary") or {}
         ts = millis(snap.get("timestamp-ms"))
         manifest_list = snap.get("manifest-list")
@@ -94,29 +110,18 @@ def read(log: TableLog):
                      engine=" ".join(filter(None, (summary.get("engine-name"), summary.get("engine-version")))) or None,
                      streaming={"query_id": summary.get(_STREAMING[0]), "epoch_id": summary.get(_STREAMING[1])}
                      if summary.get(_STREAMING[0]) else None,
-                     in_latest=snap_id in live_ids, off_lineage=True if snap_id in off else None)
+                     in_latest=snap_id in live_ids, off_lineage=True if snap_id in off else None,
+                     written_in=written_in.get(snap_id))
         entries = None
         if manifest_list:
-            entries = _entries(log, manifest_list, manifests_read, snap_id)
+            entries = _entries(log, manifest_list, manifests_read, specs, ahead)
             if entries is None:
                 status = "unreadable"
                 facts["reason"] = f"manifest list or a manifest of snapshot {snap_id} not readable"
         yield log.commit(snap.get("sequence-number"), ts, f"{LOG}/{name}", status=status,
                          app_id=summary.get("spark.app.id"), **facts)
-        for entry, spec_id in entries or ():
-            data_file = entry.get("data_file") or {}
-            path = data_file.get("file_path")
-            if not isinstance(path, str):
-                continue
-            kind = {1: "table_add", 2: "table_remove"}[entry["status"]]
-            owner = entry.get("snapshot_id") or snap_id
-            yield log.data_file(kind, snapshots.get(owner, (snap,))[0].get("sequence-number"),
-                                millis(snapshots.get(owner, (snap,))[0].get("timestamp-ms")) or ts, path,
-                                partition_spec=_spec(data_file.get("partition"), specs.get(spec_id)),
-                                size=data_file.get("file_size_in_bytes"), app_id=summary.get("spark.app.id"),
-                                snapshot_id=owner, content=data_file.get("content") or 0,
-                                off_lineage=True if owner in off else None,
-                                records=data_file.get("record_count"), operation=summary.get("operation"))
+        for raw in entries or ():
+            yield _file_events(log, raw, snapshots, off, snap, ts)
 
 
 def _off_lineage(latest: dict, snapshots: dict) -> set:
@@ -156,29 +161,247 @@ def _gaps(log: TableLog, latest: dict, latest_name: str, snapshots: dict, presen
                              reason=f"the metadata log of {latest_name} names {name}, which is absent")
 
 
-def _entries(log: TableLog, manifest_list: str, seen: set[str], snap_id):
-    """ADDED and DELETED entries of the manifests a snapshot's list names that no earlier
-    snapshot's list named; None when the list or one of those manifests cannot be read."""
+def _entries(log: TableLog, manifest_list: str, seen: set[str], specs: dict, ahead: "_Ahead"):
+    """The ADDED and DELETED entries (``manifest_columns``) of the manifests a snapshot's list
+    names that no earlier snapshot's list named, one Arrow table per manifest; None when the
+    list or one of those manifests cannot be read (then none of its entries is an event)."""
     import fastavro
 
     out = []
-    listed = _avro(log, manifest_list, fastavro)
+    # read ahead once (its problem, if any, said then); a list named again is read again
+    listed = ahead.lists.pop(manifest_list) if manifest_list in ahead.lists else _avro(log, manifest_list, fastavro)
     if listed is None:
         return None
     for m in listed:
         path = m.get("manifest_path")
         if not isinstance(path, str) or path in seen:
             continue
-        entries = _avro(log, path, fastavro, project=_ENTRY_FIELDS)
+        entries, problem, size = ahead.take(path, m.get("added_snapshot_id"), specs.get(m.get("partition_spec_id")))
+        log.files.bytes_read += size
         if entries is None:
+            log.problem(log.absolute(path), problem)
             return None
+        log.files_read += 1
         seen.add(path)
-        for e in entries:
-            if e.get("status") in (1, 2):
-                if e.get("snapshot_id") is None:  # v2 inherits the snapshot that added the manifest
-                    e["snapshot_id"] = m.get("added_snapshot_id")
-                out.append((e, m.get("partition_spec_id")))
+        out.append(entries)
     return out
+
+
+# Manifests of a table on local disk bigger than this together are decoded in worker processes,
+# ahead of the reading (fastavro's decoding is most of a big table's read, and holds the GIL).
+AHEAD_BYTES = 64 << 20
+# one worker beside this process on two cores (it writes the events meanwhile): each worker
+# holds a manifest's decoding, a few hundred MB for a million entries
+WORKERS = max(1, min(2, (os.cpu_count() or 2) - 1))
+
+
+class _Ahead:
+    """Every manifest the snapshots' lists name, decoded in their reading's order by worker
+    processes, at most ``WORKERS + 1`` ahead of it (each a manifest's columns held in memory);
+    ``take`` gives the one the reading asks for, decoding it here when it was not sent ahead
+    (a table through a Hadoop FileSystem, a small table, a manifest asked for again)."""
+
+    def __init__(self, log: TableLog, lists: dict, order: list):
+        self.log, self.lists, self.order, self.sent, self.pool = log, lists, order, {}, None
+        if type(log.files) is LogFiles and order:
+            total = sum(os.path.getsize(storage_path(u)) for u, _, _ in order if os.path.isfile(storage_path(u)))
+            if total > AHEAD_BYTES:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                try:  # spawned, not forked: this process holds DuckDB's threads
+                    self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+                    for _ in range(WORKERS + 1):
+                        self._send()
+                except OSError:  # no processes to be had: every manifest is decoded here
+                    self.close()
+                    self.pool, self.sent = None, {}
+
+    def _send(self) -> None:
+        if self.order and self.pool is not None:
+            uri, added, names = self.order.pop(0)
+            self.sent.setdefault(uri, self.pool.submit(decode_manifest, storage_path(uri), added, names))
+
+    def take(self, uri: str, added, names):
+        future = self.sent.pop(uri, None)
+        if future is not None:
+            try:
+                result = future.result()
+                self._send()
+                return result
+            except Exception:  # a worker gone (killed, out of memory): the rest decoded here
+                self.close()
+                self.pool, self.sent = None, {}
+        try:
+            data = self.log.files.read_uri(uri)
+        except FileNotFoundError:
+            return None, _MISSING, 0
+        except OSError as exc:
+            return None, _unreadable(exc), 0
+        self.log.files.bytes_read -= len(data)  # counted by the caller, as a worker's
+        return (*_decoded(data, added, names), len(data))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+_MISSING = "missing: named by the table's metadata but absent"
+
+
+def decode_manifest(path: str, added_snapshot, spec_names) -> tuple:
+    """(``manifest_columns`` or None, the problem, bytes read) of a local manifest: what a
+    worker process decodes ahead of the reading."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None, _MISSING, 0
+    except OSError as exc:
+        return None, _unreadable(exc), 0
+    return (*_decoded(data, added_snapshot, spec_names), len(data))
+
+
+def _decoded(data: bytes, added_snapshot, spec_names) -> tuple:
+    try:
+        return manifest_columns(data, added_snapshot, spec_names), None
+    except Exception as exc:  # fastavro raises ValueError/EOFError/SchemaResolutionError on damage
+        return None, _unreadable(exc)
+
+
+def _unreadable(exc: Exception) -> str:
+    return f"not readable Avro: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}"
+
+
+def manifest_columns(data: bytes, added_snapshot, spec_names):
+    """One manifest's ADDED and DELETED entries as an Arrow table (status, snapshot_id,
+    file_path, partition_spec, content, records, size), decoded entry by entry into columns: a
+    manifest holds up to millions of entries, never all held as dicts at once. Raises when it
+    cannot be read whole."""
+    import fastavro
+    import pyarrow as pa
+
+    types = {"status": pa.int32(), "snapshot_id": pa.int64(), "file_path": pa.string(), "partition_spec": pa.string(),
+             "content": pa.int32(), "records": pa.int64(), "size": pa.int64()}
+    cols: dict[str, list] = {k: [] for k in types}
+    status, owner, file_path, partition, content, records, size = cols.values()
+    chunks: list = []  # Arrow every CHUNK entries: a million Python strings and ints would be most of the memory
+    spec_of: dict = {}  # a partition tuple's spec, computed once: a manifest holds few partitions
+    reader = fastavro.reader(io.BytesIO(data))
+    reader = fastavro.reader(io.BytesIO(data), reader_schema=_projection(reader.writer_schema, _ENTRY_FIELDS))
+    for e in reader:
+        data_file = e.get("data_file") or {}
+        where = data_file.get("file_path")
+        if e.get("status") not in (1, 2) or not isinstance(where, str):
+            continue  # EXISTING entries only carry a file over
+        status.append(e["status"])
+        # v2 inherits the snapshot that added the manifest
+        owner.append(e.get("snapshot_id") if e.get("snapshot_id") is not None else added_snapshot)
+        file_path.append(where)
+        values = data_file.get("partition")
+        key = tuple(values.items()) if isinstance(values, dict) else None
+        if key not in spec_of:
+            spec_of[key] = normalize_spec(_spec(values, spec_names))
+        partition.append(spec_of[key])
+        content.append(data_file.get("content") or 0)
+        records.append(data_file.get("record_count"))
+        size.append(data_file.get("file_size_in_bytes"))
+        if len(status) >= CHUNK:
+            chunks.append(pa.record_batch([pa.array(v, types[k]) for k, v in cols.items()], names=list(types)))
+            for v in cols.values():
+                v.clear()
+    chunks.append(pa.record_batch([pa.array(v, types[k]) for k, v in cols.items()], names=list(types)))
+    return pa.Table.from_batches(chunks).combine_chunks()
+
+
+CHUNK = 8192
+
+
+def _ahead(log: TableLog, ordered: list, specs: dict) -> _Ahead:
+    """The manifest lists of ``ordered`` snapshots read, and their manifests sent ahead."""
+    import fastavro
+
+    lists, order, named = {}, [], set()
+    for _, (snap, _) in ordered:
+        uri = snap.get("manifest-list")
+        if not uri or uri in lists:
+            continue
+        lists[uri] = listed = _avro(log, uri, fastavro)
+        for m in listed or ():
+            path = m.get("manifest_path")
+            if isinstance(path, str) and path not in named:
+                named.add(path)
+                order.append((path, m.get("added_snapshot_id"), specs.get(m.get("partition_spec_id"))))
+    return _Ahead(log, {k: v for k, v in lists.items() if v is not None}, order)
+
+
+def _file_events(log: TableLog, raw, snapshots: dict, off: set, snap: dict, ts):
+    """The ``table_add`` / ``table_remove`` events of one manifest's entries (``_read_manifest``),
+    as an Arrow table of the store's event columns, the same facts ``TableLog.data_file`` gives
+    one file: each at the snapshot that wrote it, keyed by the table root and its partition."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from commitsleuth.forensics.paths import resolve, resolve_names
+    from commitsleuth.model import event_schema
+    from commitsleuth.parsers.lakehouse import resolve_file, writers_of
+
+    n = raw.num_rows
+    summary = snap.get("summary") or {}
+    absolute = log.absolute
+    # file:///x is the local path /x (storage_path); only other spellings need the general rule
+    full = pa.array([p[7:] if p.startswith("file:///") and "%" not in p else absolute(p)
+                     for p in raw.column("file_path").to_pylist()], pa.string())
+    split = pc.extract_regex(full, r"^(?P<dir>.*)/(?P<name>[^/]*)$")
+    dirs, names = pc.struct_field(split, "dir"), pc.struct_field(split, "name")
+    # a partition the manifest does not give is its directory's (resolve_file), each directory once
+    by_dir = {d: resolve_file(d + "/x").partition_spec for d in pc.unique(dirs).to_pylist() if d is not None}
+    dir_specs = pa.array([by_dir.get(d) for d in dirs.to_pylist()], pa.string())
+    specs = raw.column("partition_spec")
+    facts = resolve_names(names)
+    odd = pc.or_(pc.invert(pc.is_valid(names)), pc.match_substring_regex(names, "[=:]|^$"))
+    if pc.any(odd).as_py():  # a k=v or scheme-like name: resolve()'s own rules, row by row
+        fixed = [resolve_file(p) if o else None for p, o in zip(full.to_pylist(), odd.to_pylist())]
+        names = pa.array([f.file_name if f else v for f, v in zip(fixed, names.to_pylist())], pa.string())
+        dir_specs = pa.array([f.partition_spec if f else v for f, v in zip(fixed, dir_specs.to_pylist())], pa.string())
+        for key in facts:
+            facts[key] = pa.array([getattr(f, key) if f else v for f, v in zip(fixed, facts[key].to_pylist())],
+                                  facts[key].type)
+    writers = writers_of(names)
+    owners = raw.column("snapshot_id").to_pylist()
+    of = {o: snapshots.get(o, (snap,))[0] for o in set(owners)}
+    when = {o: millis(s.get("timestamp-ms")) or ts for o, s in of.items()}
+    # detail as TableLog.data_file writes it: every snapshot's fixed part rendered once
+    head = {o: '{"format": %s, "version": %s, "snapshot_id": %s' % (
+        _json(log.format), _json(s.get("sequence-number")), _json(o)) + (', "off_lineage": true' if o in off else "")
+        for o, s in of.items()}
+    tail = f', "operation": {_json(summary["operation"])}' if summary.get("operation") is not None else ""
+    wrote = [writers[k].to_pylist() for k in ("tid", "spark_partition", "operation_id", "stage_id", "file_id", "instant")]
+    detail = [
+        f'{head[o]}, "content": {c}' + (f', "records": {r}' if r is not None else "") + tail
+        + (f', "tid": {tid}, "spark_partition": {part}' if tid is not None else "")
+        + (f', "operation_id": "{op}"' if op is not None else "") + (f', "stage_id": {st}' if st is not None else "")
+        + (f', "file_id": {_json(fid)}, "instant": "{inst}"' if fid is not None else "") + "}"
+        for o, c, r, tid, part, op, st, fid, inst in zip(owners, raw.column("content").to_pylist(),
+                                                         raw.column("records").to_pylist(), *wrote)]
+    schema = event_schema()
+    cols = {
+        "kind": pc.if_else(pc.equal(raw.column("status"), 1), "table_add", "table_remove"),
+        "ts": pa.array([when[o] for o in owners], pa.timestamp("us")),
+        "location": pa.nulls(n, pa.string()).fill_null(log.root),
+        "table_name": pa.nulls(n, pa.string()) if log.table_name is None else pa.nulls(n, pa.string()).fill_null(log.table_name),
+        "partition_spec": pc.coalesce(specs, dir_specs), "path": full, "file_name": names,
+        "size": raw.column("size"), "detail": pa.array(detail, pa.string()),
+        "app_id": pa.nulls(n, pa.string()) if summary.get("spark.app.id") is None
+        else pa.nulls(n, pa.string()).fill_null(str(summary["spark.app.id"])),
+        **facts,
+    }
+    return pa.table([cols[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type) for f in schema],
+                    schema=schema)
+
+
+def _json(value) -> str:
+    return orjson.dumps(value).decode()
 
 
 # What an event takes from a manifest entry. The column statistics (sizes, counts, bounds: most
@@ -209,10 +432,10 @@ def _avro(log: TableLog, uri: str, fastavro, project: dict | None = None) -> lis
             reader = fastavro.reader(io.BytesIO(data), reader_schema=_projection(reader.writer_schema, project))
         records = list(reader)
     except FileNotFoundError:
-        log.problem(path, "missing: named by the table's metadata but absent")
+        log.problem(path, _MISSING)
         return None
     except Exception as exc:  # fastavro raises ValueError/EOFError/SchemaResolutionError on damage
-        log.problem(path, f"not readable Avro: {str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__}")
+        log.problem(path, _unreadable(exc))
         return None
     log.files_read += 1
     return records
