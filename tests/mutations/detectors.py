@@ -229,14 +229,14 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS104", "AND coalesce(l.part_location, l.part_table) IS NOT NULL", "AND coalesce(l.part_location, l.part_table) IS NULL"),
     ("CS104", "      AND NOT {temp_path}\n", "\n"),
     # the commands: the file a LOAD DATA [LOCAL] INPATH names, the command of the load's own thread
-    ("CS104", "    WHERE ts IS NOT NULL AND kind = 'query_start'\n),\nloads", "    WHERE ts IS NOT NULL AND kind = 'query_end'\n),\nloads"),
+    ("CS104", "          WHERE ts IS NOT NULL AND kind = 'query_start')\n),\nloads", "          WHERE ts IS NOT NULL AND kind = 'query_end')\n),\nloads"),
     ("CS104", r"(?:LOCAL\\s+)?INPATH", "INPATH"),
-    ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file",
-     "survives: no case LOADs a path written with a trailing slash (a directory: LOAD DATA INPATH '/incoming/x/'), "
-     "whose last segment is a directory's name, not a file's; whether that should name a file is open"),
-    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,",
-     "survives: no case has two loads into one partition by commands that are both not LOAD DATA (two INSERTs "
-     "whose stats show a replacement): '' = '' would then add both commands to the evidence"),
+    ("CS104", r"""INPATH\\s+[''"]([^''"]+)[''"]""", r"INPATH\\s+''([^'']+)''"),
+    # a path ending in '/' is a directory: it names no file (its own name is no file's)
+    ("CS104", "nullif(regexp_extract(cmd_path, '([^/]+)$', 1), '') AS cmd_file", "nullif(regexp_extract(cmd_path, '([^/]+)/*$', 1), '') AS cmd_file"),
+    ("CS104", "nullif(regexp_extract(cmd_path, '([^/]+)$', 1), '') AS cmd_file", "regexp_extract(cmd_path, '([^/]+)$', 1) AS cmd_file"),
+    ("CS104", "cmd_path LIKE '%/' AS cmd_dir", "false AS cmd_dir"),
+    ("CS104", "AND NOT cmd_dir  -- a directory's name is no file's", ""),
     ("CS104", "ON c.source_id = l.source_id AND c.thread", "ON true AND c.thread"),
     ("CS104", "AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts", "AND l.ts >= c.ts"),
     # two loads of one file name
@@ -439,13 +439,13 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE kind IN ('task_commit', 'rename') AND location IS NOT NULL"),
     ("CS108", "WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL",
      "WHERE kind IN ('file', 'task_commit') AND location IS NOT NULL"),
-    ("CS108", "AND file_task IS NOT NULL AND (write_uuid", "AND (write_uuid",
-     "equivalent: paths.py sets write_uuid and file_attempt only together with file_task (a Spark- or Hive-named file)"),
-    ("CS108", "AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)", "",
-     "survives: no case has MapReduce-named files (part-m-00000: a task, no write UUID, no attempt) beside another writer's; whether they are a writer of their own is open"),
+    ("CS108", "      AND file_task IS NOT NULL\n", "\n"),
+    # MapReduce-named files (part-m-00000: a task, no UUID, no attempt) are a writer of their own
+    ("CS108", "WHEN file_attempt IS NULL THEN 'mapreduce files'", "WHEN false THEN ''"),
+    ("CS108", "CASE WHEN file_attempt IS NULL THEN 'mapreduce' ELSE 'hive' END)\")", "'hive')\")"),
     ("CS108", "      AND coalesce(detail->>'dir', 'false') <> 'true'\n),\n--", "\n),\n--",
-     "equivalent: a directory entry has no file name, hence no write_uuid nor file_attempt, which the rows need"),
-    ("CS108", "HAVING min(hash(coalesce(write_uuid, 'hive'))) <> max(hash(coalesce(write_uuid, 'hive')))\n        OR",
+     "equivalent: a directory entry has no file name, hence no file_task (paths.py sets it from a file's name), which the rows need"),
+    ("CS108", "HAVING min(hash({family})) <> max(hash({family}))\n        OR",
      "HAVING false\n        OR"),
     ("CS108", "OR bool_or(write_uuid IS NULL AND contains(file_name, '_copy_'))", ""),
     ("CS108", "WHEN regexp_matches(file_name, '_copy_[0-9]+')", "WHEN false"),
