@@ -298,8 +298,7 @@ MUTATIONS: list[tuple[str, ...]] = [
      "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('dedup_remove')"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND file_name = '_SUCCESS'"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND partition_spec IS NULL"),
-    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL",
-     "survives: no case has a write job's rename or create stamped after the output's _SUCCESS while its listing is older"),
+    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL"),
     ("CS105", "LEFT JOIN markers m ON m.location = f.location", "LEFT JOIN markers m ON true"),
     ("CS105", "WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)", "WHERE true"),
     ("CS105", "AND f.write_uuid NOT IN (SELECT job_id FROM committed)", ""),
@@ -311,8 +310,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "AND (write_uuid IS NOT NULL OR job_id IS NOT NULL OR attempt_id IS NOT NULL)", "",
      "equivalent: job_key is NULL exactly when all three are NULL, and the join on j.job_id = o.job_key drops NULL"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
-     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid",
-     "survives: no case has an output naming its job but neither a write UUID nor an attempt (an attempt names the same job)"),
+     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
      "CASE WHEN job_id IS NOT NULL THEN job_id"),
     ("CS105", "                WHEN attempt_id IS NOT NULL\n                THEN 'job_' ||", "                WHEN false\n                THEN 'job_' ||"),
@@ -421,8 +419,9 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE false AND d.location IS NOT DISTINCT FROM g.location"),
     ("CS107", "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE d.location IS NOT DISTINCT FROM g.location",
      "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE true"),
-    ("CS107", "AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)", "AND d.ts >= g.t0)"),
-    ("CS107", "AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)", "AND d.partition_spec = g.partition_spec)"),
+    ("CS107", "                      AND d.partition_spec = g.partition_spec\n                      AND (d.ts >= g.t0",
+     "                      AND (d.ts >= g.t0"),
+    ("CS107", "AND (d.ts >= g.t0  -- dropped after its data came", "AND (true  -- dropped after its data came"),
     ("CS107", "FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec",
      "FROM gone g JOIN removers x ON x.partition_spec = g.partition_spec"),
     ("CS107", "FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec",
@@ -433,6 +432,12 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", "                  AND r.partition_spec = d.partition_spec)", ")"),
     ("CS107", "return storage.annotate(con, findings)", "return findings"),
     ("CS107", '        if row["how"] == "deleted data":', "        if False:"),
+
+    # deleted data after a drop: a drop before the data came counts unless a registration followed it
+    ("CS107", "                           OR NOT EXISTS (SELECT 1 FROM readded r",
+     "                           OR false AND NOT EXISTS (SELECT 1 FROM readded r"),
+    ("CS107", "AND r.partition_spec = d.partition_spec AND r.ts > d.ts AND r.ts <= g.t1)))",
+     "AND r.partition_spec = d.partition_spec)))"),
 
     # ===== CS108 multiple-writers (forensics/detectors/multiple_writers.py) =====
     ("CS108", "WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL",
@@ -463,8 +468,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS109", "WHERE kind = 'file' AND is_temp AND location IS NOT NULL", "WHERE kind = 'file' AND location IS NOT NULL",
      "equivalent: temp_dir is CASE WHEN is_temp THEN … END: NULL for any other row, which WHERE temp_dir <> '' drops"),
     ("CS109", "WHERE kind = 'file' AND is_temp AND location IS NOT NULL", "WHERE is_temp AND location IS NOT NULL"),
-    ("CS109", "WHERE temp_dir <> ''", "",
-     'survives: no case lists a file partition_events marks temp outside any temp directory segment'),
+    ("CS109", "WHERE temp_dir <> ''", ""),
     ("CS109", r"|\\.spark-staging-[^/]*|", "|"),
     ("CS109", r"|\\.hive-staging[^/]*|", "|"),
     ("CS109", r"(_temporary|\\.spark", r"(\\.spark"),
@@ -480,7 +484,11 @@ MUTATIONS: list[tuple[str, ...]] = [
      "equivalent: the anti join keys data on (location, partition_spec) as well: the semi join only narrows early"),
     ("CS110", "AND NOT regexp_matches(e.file_name, '^[._]')", ""),
     ("CS110", "AND NOT {temp_e_path}", "",
-     'survives: a staging file inside a partition directory resolves to another location or partition (paths.py peels the staging layer), so no case holds a temp file keyed on the empty partition'),
+     "equivalent: no data file in a temp layer is keyed on a partition directory's (location, spec): paths.py peels a "
+     "layer below the partition with the partition (…/dt=1/_temporary/…, .hive-staging_…, .spark-staging-…: no spec) "
+     "or keys the file on the layer's own location (…/dt=1/_tmp.-ext-10000/f: location …/t/-ext-10000); a path ending "
+     "in the layer's name is its directory entry (dir = 'true' is kept out) or starts with '_' or '.' (the name rule), "
+     "and Hive makes -ext-N only as a directory"),
     ("CS110", "WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'", "WHERE e.kind = 'file'",
      "equivalent: a directory entry has no file name: NOT regexp_matches(NULL, …) is NULL and keeps it out already"),
     ("CS110", "WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'",
@@ -701,9 +709,6 @@ _R202 = ("survives: CS202's cases hold one delta-rs re-add, one OPTIMIZE and thr
 _R206 = ("survives: no case has a Delta or Iceberg commit beside the Hudi timeline, an inflight compaction or clean, "
          "or a completed clean listing deleted files")
 _NOTES = {
-    ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL"):
-        "survives: no case has another event kind at the table directory's own path after the writes "
-        "(a rename is keyed on its target)",
     ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"): _R206,
     ("CS202", "FROM table_files WHERE kind = 'table_add'\n"): _R202,
     ("CS202", "WHERE a.prev_v IS NOT NULL AND a.location NOT IN (SELECT location FROM unreliable)"): _R202,
