@@ -368,7 +368,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", "WHERE kind = 'delete' AND file_name IS NULL AND part_spec IS NOT NULL AND ts IS NOT NULL",
      "WHERE kind = 'delete' AND part_spec IS NOT NULL AND ts IS NOT NULL"),
     ("CS107", "SEMI JOIN dir_deletes d ON d.pkey = coalesce(e.part_location, e.part_table) AND d.part_spec = e.part_spec",
-     "SEMI JOIN dir_deletes d ON d.part_spec = e.part_spec"),
+     "SEMI JOIN dir_deletes d ON d.part_spec = e.part_spec",
+     "equivalent: the semi join only narrows touched; every reader of touched (reg, after, the drop check) joins "
+     "it on pkey and part_spec again, so rows of another pkey it lets through are never matched"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
      "WHERE kind IN ('partition_add') AND coalesce(status, 'ok') <> 'failed'"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
