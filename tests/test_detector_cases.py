@@ -5,6 +5,9 @@ A case gives ``scenario:`` (a shared fixture in cases/scenarios/, which ``replac
 (canonical event dicts, for scenarios whose lines no parser reads yet; enriched like ingest
 does, then written with Store.write_events). ``expect`` lists the detector's findings in report
 order; evidence is ``file:line`` for files and ``events:N`` (1-based) for the case's events.
+``facts`` (optional) gives rows the fact model must hold for the case, by view (``partitions``,
+``file_lineage``, ``attempts``, ``spark_attempts``): each a list of rows, every row naming the
+same columns; the view's rows projected on those columns, sorted, must equal them exactly.
 """
 
 from __future__ import annotations
@@ -90,8 +93,43 @@ def test_every_detector_has_cases():
         assert any(c["expect"] for c in doc["cases"]) and any(not c["expect"] for c in doc["cases"]), doc["code"]
 
 
+FACT_VIEWS = ("partitions", "file_lineage", "attempts", "spark_attempts")
+
+
+def fact_rows(store: Store, view: str, columns: list[str]) -> list[dict]:
+    """A fact view's rows projected on ``columns``, as YAML writes them (lists, text), sorted."""
+    assert view in FACT_VIEWS and columns and all(c.isidentifier() for c in columns), (view, columns)
+    cols = ", ".join(f'"{c}"' for c in columns)
+    rows = store.con.execute(f"SELECT {cols} FROM {view}").fetchall()
+    out = [{c: _plain(v) for c, v in zip(columns, r)} for r in rows]
+    return sorted(out, key=repr)
+
+
+def _plain(v):
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (dt.datetime, dt.date)):
+        return str(v)
+    return v
+
+
+def check_facts(store: Store, case: dict) -> None:
+    """Assert a case's ``facts``: each view's rows on the columns the case names."""
+    for view, rows in (case.get("facts") or {}).items():
+        if not rows:
+            assert view in FACT_VIEWS and store.con.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == 0, view
+            continue
+        columns = list(rows[0])
+        want = sorted(({c: _plain(r.get(c)) for c in columns} for r in rows), key=repr)
+        got = fact_rows(store, view, columns)
+        assert got == want, (view, got)
+
+
 def check(store: Store, logs: Path, labels: dict[int, str], case: dict, findings: list) -> None:
-    """Assert a case's ``expect`` of its detector's ``findings`` (in report order)."""
+    """Assert a case's ``expect`` of its detector's ``findings`` (in report order), and its ``facts``."""
+    check_facts(store, case)
     expected = case["expect"]
     assert len(findings) == len(expected), [f.summary for f in findings]
     for f, exp in zip(findings, expected):

@@ -60,7 +60,9 @@ GROUP BY d.pkey, d.part_spec
 # the partition (file_fates of migration 0040: renamed, created, copied or listed there) was
 # removed afterwards - each object on its own, as object stores delete, or with its directory -
 # by a principal (storage user, query, application, job, thread) that wrote none of them, nothing
-# was written there again, and no metastore drop of the partition said it was meant.
+# was written there again, and no metastore drop of the partition said it was meant (a drop after
+# the data came, or one before it that no registration followed: the files were then in a
+# dropped partition's directory).
 _DELETED_DATA_SQL = """
 lost AS MATERIALIZED (SELECT keys FROM fate_keys()),  -- the partitions a removal touched
 fates AS MATERIALIZED (
@@ -84,6 +86,11 @@ dropped AS (
     SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events
     WHERE kind = 'partition_drop' AND part_spec IS NOT NULL AND ts IS NOT NULL
 ),
+readded AS (
+    SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events
+    WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists')
+      AND coalesce(status, 'ok') <> 'failed' AND part_spec IS NOT NULL AND ts IS NOT NULL
+),
 deleted_data AS (
     SELECT g.location, g.partition_spec, any_value(g.table_name) AS table_name,
            list(DISTINCT x.actor ORDER BY x.actor) AS actors,
@@ -91,7 +98,12 @@ deleted_data AS (
            any_value(g.t0) AS t0, any_value(g.t1) AS t1, 'deleted data' AS how
     FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec
     WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE d.location IS NOT DISTINCT FROM g.location
-                      AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)
+                      AND d.partition_spec = g.partition_spec
+                      AND (d.ts >= g.t0  -- dropped after its data came: the removal was meant
+                           -- dropped before, not registered again: files a late writer left in
+                           -- a dropped partition's directory are no partition's data
+                           OR NOT EXISTS (SELECT 1 FROM readded r WHERE r.location IS NOT DISTINCT FROM d.location
+                                          AND r.partition_spec = d.partition_spec AND r.ts > d.ts AND r.ts <= g.t1)))
     GROUP BY g.location, g.partition_spec
 )"""
 

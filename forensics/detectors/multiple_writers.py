@@ -5,15 +5,18 @@ from __future__ import annotations
 from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, where
 
 # Spark names every file of one write job part-NNNNN-<jobUUID>-cNNN; Hive names a second INSERT
-# INTO's files NNNNNN_N_copy_M. Published files of two UUIDs, or copies, in one partition are
-# two writers' output side by side.
+# INTO's files NNNNNN_N_copy_M; a MapReduce job (Sqoop import, a streaming job) part-m-NNNNN or
+# part-r-NNNNN: no UUID, no attempt, only its task. Published files of two UUIDs, of a UUID and
+# Hive or MapReduce names, of Hive and MapReduce names, or copies, in one partition are two
+# writers' output side by side. Two MapReduce jobs' files are not told apart by their names
+# (Sqoop's --append renumbers its files so they do not collide): one writer.
 _SQL = """
 WITH raw_files AS NOT MATERIALIZED (
     SELECT event_id, ts, location, partition_spec, table_name, file_name, write_uuid, file_attempt,
            coalesce(target_path, path) AS p
     FROM events
     WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL
-      AND file_task IS NOT NULL AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)
+      AND file_task IS NOT NULL
       AND coalesce(detail->>'dir', 'false') <> 'true'
 ),
 -- Integer aggregates over hashed keys find the partitions with two writers (temp copies may add
@@ -21,13 +24,14 @@ WITH raw_files AS NOT MATERIALIZED (
 suspects AS (
     SELECT hash(location, partition_spec) AS h FROM raw_files
     GROUP BY h
-    HAVING min(hash(coalesce(write_uuid, 'hive'))) <> max(hash(coalesce(write_uuid, 'hive')))
+    HAVING min(hash({family})) <> max(hash({family}))
         OR bool_or(write_uuid IS NULL AND contains(file_name, '_copy_'))
 ),
 files AS (
     SELECT f.*,
            coalesce(write_uuid, CASE WHEN regexp_matches(file_name, '_copy_[0-9]+')
                                      THEN 'hive _copy_' || regexp_extract(file_name, '_copy_([0-9]+)', 1)
+                                     WHEN file_attempt IS NULL THEN 'mapreduce files'
                                      ELSE 'hive files' END) AS writer
     FROM raw_files f
     WHERE hash(location, partition_spec) IN (SELECT h FROM suspects)
@@ -49,15 +53,16 @@ FROM writers
 GROUP BY location, partition_spec
 HAVING count(*) > 1
 ORDER BY location, partition_spec
-""".format(temp_p=in_temp_layer("p"))
+""".format(temp_p=in_temp_layer("p"),
+           family="coalesce(write_uuid, CASE WHEN file_attempt IS NULL THEN 'mapreduce' ELSE 'hive' END)")
 
 
 class MultipleWriters(SqlDetector):
     """Files of more than one write job sit in one partition.
 
     Symptom: a partition that should hold one job's output holds files of two or more write jobs
-    (two Spark job UUIDs in the part file names, or Hive _copy_N files): rows are duplicated or
-    mixed from different runs.
+    (two Spark job UUIDs in the part file names, Hive _copy_N files, MapReduce part-m-/part-r-
+    files beside Spark's or Hive's): rows are duplicated or mixed from different runs.
     Cause: two jobs wrote the same partition (a retry after a partial failure, two schedulers, an
     INSERT INTO where INSERT OVERWRITE was meant, a failed job's leftovers next to the rerun). For
     tables that are appended to on purpose this is expected: judge by the job ids listed.

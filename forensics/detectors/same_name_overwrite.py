@@ -11,6 +11,8 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 # are that; an unpartitioned table's loads too (Hive.copyFiles moves files for loadTable and
 # loadPartition alike). Sources in Hive/Spark staging dirs (INSERT's -ext-10000, .hive-staging)
 # are not user files and are left out.
+# A directory loaded (its path ends in '/' in the command) moves the files under it: its name is no
+# file's, so the name arm leaves it out, and the stats arm below judges it.
 # Where the log names no source file (the console, a directory loaded, Hive 0.x without
 # threads), StatsTask's lines still tell: a LOAD INTO after which the partition's num_files did
 # not grow while its total_size changed replaced a file. That is inferred, so stated as medium
@@ -22,12 +24,15 @@ WITH queries AS (  -- a line's query: the last one its thread (or its threadless
       AND (query_id IS NOT NULL OR thread IS NULL)
 ),
 commands AS (  -- each command of a thread, and the file it names if it is a LOAD DATA [LOCAL] INPATH '<path>'
-               -- (Driver's 'Starting command: …'); another command in between names none
-    SELECT source_id, coalesce(thread, '') AS thread, ts, event_id AS cmd_event,
-           nullif(regexp_extract(regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+''([^'']+)''', 1),
-                                 '([^/]+)/*$', 1), '') AS cmd_file
-    FROM events
-    WHERE ts IS NOT NULL AND kind = 'query_start'
+               -- (Driver's 'Starting command: …'; Hive's grammar takes the path in '…' or "…"); another
+               -- command in between names none. A path ending in '/' is a directory: the load moves
+               -- the files under it, which the command does not name (its own name is no file's)
+    SELECT source_id, thread, ts, cmd_event, cmd_path LIKE '%/' AS cmd_dir,
+           nullif(regexp_extract(cmd_path, '([^/]+)$', 1), '') AS cmd_file
+    FROM (SELECT source_id, coalesce(thread, '') AS thread, ts, event_id AS cmd_event,
+                 regexp_extract(raw, '(?i)LOAD\\s+DATA\\s+(?:LOCAL\\s+)?INPATH\\s+[''"]([^''"]+)[''"]', 1) AS cmd_path
+          FROM events
+          WHERE ts IS NOT NULL AND kind = 'query_start')
 ),
 loads AS (
     SELECT l.event_id, l.ts, l.source_id, l.part_location, l.part_table, l.part_spec, l.path,
@@ -36,7 +41,7 @@ loads AS (
            regexp_extract(rtrim(l.path, '/'), '[^/]+$') AS file,
            coalesce(l.detail->>'overwrite', 'false') = 'true'
                OR coalesce(regexp_matches(q.raw, '(?i)\\bOVERWRITE\\b'), false) AS overwrite,
-           c.cmd_file, c.cmd_event
+           c.cmd_file, c.cmd_event, coalesce(c.cmd_dir, false) AS cmd_dir
     FROM partition_events l
     ASOF LEFT JOIN queries q
       ON q.source_id = l.source_id AND q.thread = coalesce(l.thread, '') AND l.ts >= q.ts
@@ -53,7 +58,7 @@ by_name AS (  -- two loads of one file name into one partition
            list(event_id ORDER BY ts, event_id) AS evidence, min(ts) AS t0, max(ts) AS t1,
            NULL::JSON AS stats
     FROM loads
-    WHERE NOT overwrite AND path IS NOT NULL
+    WHERE NOT overwrite AND path IS NOT NULL AND NOT cmd_dir  -- a directory's name is no file's
     GROUP BY coalesce(part_location, part_table), part_spec, file
     HAVING count(*) > 1
 ),

@@ -229,14 +229,14 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS104", "AND coalesce(l.part_location, l.part_table) IS NOT NULL", "AND coalesce(l.part_location, l.part_table) IS NULL"),
     ("CS104", "      AND NOT {temp_path}\n", "\n"),
     # the commands: the file a LOAD DATA [LOCAL] INPATH names, the command of the load's own thread
-    ("CS104", "    WHERE ts IS NOT NULL AND kind = 'query_start'\n),\nloads", "    WHERE ts IS NOT NULL AND kind = 'query_end'\n),\nloads"),
+    ("CS104", "          WHERE ts IS NOT NULL AND kind = 'query_start')\n),\nloads", "          WHERE ts IS NOT NULL AND kind = 'query_end')\n),\nloads"),
     ("CS104", r"(?:LOCAL\\s+)?INPATH", "INPATH"),
-    ("CS104", "'([^/]+)/*$', 1), '') AS cmd_file", "'([^/]+)$', 1), '') AS cmd_file",
-     "survives: no case LOADs a path written with a trailing slash (a directory: LOAD DATA INPATH '/incoming/x/'), "
-     "whose last segment is a directory's name, not a file's; whether that should name a file is open"),
-    ("CS104", "nullif(regexp_extract(regexp_extract(raw,", "coalesce(regexp_extract(regexp_extract(raw,",
-     "survives: no case has two loads into one partition by commands that are both not LOAD DATA (two INSERTs "
-     "whose stats show a replacement): '' = '' would then add both commands to the evidence"),
+    ("CS104", r"""INPATH\\s+[''"]([^''"]+)[''"]""", r"INPATH\\s+''([^'']+)''"),
+    # a path ending in '/' is a directory: it names no file (its own name is no file's)
+    ("CS104", "nullif(regexp_extract(cmd_path, '([^/]+)$', 1), '') AS cmd_file", "nullif(regexp_extract(cmd_path, '([^/]+)/*$', 1), '') AS cmd_file"),
+    ("CS104", "nullif(regexp_extract(cmd_path, '([^/]+)$', 1), '') AS cmd_file", "regexp_extract(cmd_path, '([^/]+)$', 1) AS cmd_file"),
+    ("CS104", "cmd_path LIKE '%/' AS cmd_dir", "false AS cmd_dir"),
+    ("CS104", "AND NOT cmd_dir  -- a directory's name is no file's", ""),
     ("CS104", "ON c.source_id = l.source_id AND c.thread", "ON true AND c.thread"),
     ("CS104", "AND c.thread = coalesce(l.thread, '') AND l.ts >= c.ts", "AND l.ts >= c.ts"),
     # two loads of one file name
@@ -298,8 +298,7 @@ MUTATIONS: list[tuple[str, ...]] = [
      "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('dedup_remove')"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND file_name = '_SUCCESS'"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND partition_spec IS NULL"),
-    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL",
-     "survives: no case has a write job's rename or create stamped after the output's _SUCCESS while its listing is older"),
+    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL"),
     ("CS105", "LEFT JOIN markers m ON m.location = f.location", "LEFT JOIN markers m ON true"),
     ("CS105", "WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)", "WHERE true"),
     ("CS105", "AND f.write_uuid NOT IN (SELECT job_id FROM committed)", ""),
@@ -311,8 +310,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "AND (write_uuid IS NOT NULL OR job_id IS NOT NULL OR attempt_id IS NOT NULL)", "",
      "equivalent: job_key is NULL exactly when all three are NULL, and the join on j.job_id = o.job_key drops NULL"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
-     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid",
-     "survives: no case has an output naming its job but neither a write UUID nor an attempt (an attempt names the same job)"),
+     "CASE WHEN write_uuid IS NOT NULL THEN write_uuid"),
     ("CS105", "CASE WHEN write_uuid IS NOT NULL THEN write_uuid WHEN job_id IS NOT NULL THEN job_id",
      "CASE WHEN job_id IS NOT NULL THEN job_id"),
     ("CS105", "                WHEN attempt_id IS NOT NULL\n                THEN 'job_' ||", "                WHEN false\n                THEN 'job_' ||"),
@@ -370,7 +368,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", "WHERE kind = 'delete' AND file_name IS NULL AND part_spec IS NOT NULL AND ts IS NOT NULL",
      "WHERE kind = 'delete' AND part_spec IS NOT NULL AND ts IS NOT NULL"),
     ("CS107", "SEMI JOIN dir_deletes d ON d.pkey = coalesce(e.part_location, e.part_table) AND d.part_spec = e.part_spec",
-     "SEMI JOIN dir_deletes d ON d.part_spec = e.part_spec"),
+     "SEMI JOIN dir_deletes d ON d.part_spec = e.part_spec",
+     "equivalent: the semi join only narrows touched; every reader of touched (reg, after, the drop check) joins "
+     "it on pkey and part_spec again, so rows of another pkey it lets through are never matched"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
      "WHERE kind IN ('partition_add') AND coalesce(status, 'ok') <> 'failed'"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
@@ -421,8 +421,9 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE false AND d.location IS NOT DISTINCT FROM g.location"),
     ("CS107", "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE d.location IS NOT DISTINCT FROM g.location",
      "WHERE NOT EXISTS (SELECT 1 FROM dropped d WHERE true"),
-    ("CS107", "AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)", "AND d.ts >= g.t0)"),
-    ("CS107", "AND d.partition_spec = g.partition_spec AND d.ts >= g.t0)", "AND d.partition_spec = g.partition_spec)"),
+    ("CS107", "                      AND d.partition_spec = g.partition_spec\n                      AND (d.ts >= g.t0",
+     "                      AND (d.ts >= g.t0"),
+    ("CS107", "AND (d.ts >= g.t0  -- dropped after its data came", "AND (true  -- dropped after its data came"),
     ("CS107", "FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec",
      "FROM gone g JOIN removers x ON x.partition_spec = g.partition_spec"),
     ("CS107", "FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec",
@@ -434,18 +435,24 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", "return storage.annotate(con, findings)", "return findings"),
     ("CS107", '        if row["how"] == "deleted data":', "        if False:"),
 
+    # deleted data after a drop: a drop before the data came counts unless a registration followed it
+    ("CS107", "                           OR NOT EXISTS (SELECT 1 FROM readded r",
+     "                           OR false AND NOT EXISTS (SELECT 1 FROM readded r"),
+    ("CS107", "AND r.partition_spec = d.partition_spec AND r.ts > d.ts AND r.ts <= g.t1)))",
+     "AND r.partition_spec = d.partition_spec)))"),
+
     # ===== CS108 multiple-writers (forensics/detectors/multiple_writers.py) =====
     ("CS108", "WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL",
      "WHERE kind IN ('task_commit', 'rename') AND location IS NOT NULL"),
     ("CS108", "WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL",
      "WHERE kind IN ('file', 'task_commit') AND location IS NOT NULL"),
-    ("CS108", "AND file_task IS NOT NULL AND (write_uuid", "AND (write_uuid",
-     "equivalent: paths.py sets write_uuid and file_attempt only together with file_task (a Spark- or Hive-named file)"),
-    ("CS108", "AND (write_uuid IS NOT NULL OR file_attempt IS NOT NULL)", "",
-     "survives: no case has MapReduce-named files (part-m-00000: a task, no write UUID, no attempt) beside another writer's; whether they are a writer of their own is open"),
+    ("CS108", "      AND file_task IS NOT NULL\n", "\n"),
+    # MapReduce-named files (part-m-00000: a task, no UUID, no attempt) are a writer of their own
+    ("CS108", "WHEN file_attempt IS NULL THEN 'mapreduce files'", "WHEN false THEN ''"),
+    ("CS108", "CASE WHEN file_attempt IS NULL THEN 'mapreduce' ELSE 'hive' END)\")", "'hive')\")"),
     ("CS108", "      AND coalesce(detail->>'dir', 'false') <> 'true'\n),\n--", "\n),\n--",
-     "equivalent: a directory entry has no file name, hence no write_uuid nor file_attempt, which the rows need"),
-    ("CS108", "HAVING min(hash(coalesce(write_uuid, 'hive'))) <> max(hash(coalesce(write_uuid, 'hive')))\n        OR",
+     "equivalent: a directory entry has no file name, hence no file_task (paths.py sets it from a file's name), which the rows need"),
+    ("CS108", "HAVING min(hash({family})) <> max(hash({family}))\n        OR",
      "HAVING false\n        OR"),
     ("CS108", "OR bool_or(write_uuid IS NULL AND contains(file_name, '_copy_'))", ""),
     ("CS108", "WHEN regexp_matches(file_name, '_copy_[0-9]+')", "WHEN false"),
@@ -463,8 +470,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS109", "WHERE kind = 'file' AND is_temp AND location IS NOT NULL", "WHERE kind = 'file' AND location IS NOT NULL",
      "equivalent: temp_dir is CASE WHEN is_temp THEN … END: NULL for any other row, which WHERE temp_dir <> '' drops"),
     ("CS109", "WHERE kind = 'file' AND is_temp AND location IS NOT NULL", "WHERE is_temp AND location IS NOT NULL"),
-    ("CS109", "WHERE temp_dir <> ''", "",
-     'survives: no case lists a file partition_events marks temp outside any temp directory segment'),
+    ("CS109", "WHERE temp_dir <> ''", ""),
     ("CS109", r"|\\.spark-staging-[^/]*|", "|"),
     ("CS109", r"|\\.hive-staging[^/]*|", "|"),
     ("CS109", r"(_temporary|\\.spark", r"(\\.spark"),
@@ -480,7 +486,11 @@ MUTATIONS: list[tuple[str, ...]] = [
      "equivalent: the anti join keys data on (location, partition_spec) as well: the semi join only narrows early"),
     ("CS110", "AND NOT regexp_matches(e.file_name, '^[._]')", ""),
     ("CS110", "AND NOT {temp_e_path}", "",
-     'survives: a staging file inside a partition directory resolves to another location or partition (paths.py peels the staging layer), so no case holds a temp file keyed on the empty partition'),
+     "equivalent: no data file in a temp layer is keyed on a partition directory's (location, spec): paths.py peels a "
+     "layer below the partition with the partition (…/dt=1/_temporary/…, .hive-staging_…, .spark-staging-…: no spec) "
+     "or keys the file on the layer's own location (…/dt=1/_tmp.-ext-10000/f: location …/t/-ext-10000); a path ending "
+     "in the layer's name is its directory entry (dir = 'true' is kept out) or starts with '_' or '.' (the name rule), "
+     "and Hive makes -ext-N only as a directory"),
     ("CS110", "WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'", "WHERE e.kind = 'file'",
      "equivalent: a directory entry has no file name: NOT regexp_matches(NULL, …) is NULL and keeps it out already"),
     ("CS110", "WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'",
@@ -665,9 +675,6 @@ MUTATIONS: list[tuple[str, ...]] = [
 _R206 = ("survives: only a completed clean whose deleted files are listed tells (the clean's metadata lists them as "
          "successDeleteFiles, as a rollback's): they are listed only by a listing taken before the clean ran, and no case has one")
 _NOTES = {
-    ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL"):
-        "survives: no case has another event kind at the table directory's own path after the writes "
-        "(a rename is keyed on its target)",
     ("CS206", "WHERE kind = 'table_commit' AND detail->>'format' = 'hudi-timeline'"):
         "equivalent: a Delta or Iceberg commit has no action, and the incomplete arm needs a write action, the other arms a rollback",
     ("CS202", "JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id"):
