@@ -352,6 +352,12 @@ def to_spark(sql: str) -> str:
 
 def view_sql() -> list[tuple[str, str]]:
     """``(name, Spark SQL)`` of every fact model view, each after the views it reads."""
+    return list(_view_sql())
+
+
+@lru_cache(maxsize=1)
+def _view_sql() -> tuple[tuple[str, str], ...]:
+    # transpiling every view takes seconds: once a process, as catalog() reads the migrations once
     views, _ = catalog()
     done: dict[str, str] = {}
 
@@ -366,7 +372,7 @@ def view_sql() -> list[tuple[str, str]]:
         done[name] = sql
     for name in views:
         add(name)
-    return list(done.items())
+    return tuple(done.items())
 
 
 # --- running it ----------------------------------------------------------------------------------
