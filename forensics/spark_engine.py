@@ -303,6 +303,10 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     # higher-order function's arguments may not hold one: CS202's writer label)
     if isinstance(node, exp.ArrayFilter) and _drops_nulls(node.expression):
         return _compact(node.this.transform(_rewrite))
+    # list_sort over a subquery: Spark's array_sort is a higher-order function (its comparator),
+    # sort_array is not; both ascending, and what they sort here holds no NULL (compacted)
+    if isinstance(node, exp.ArraySort) and node.this.find(exp.Subquery) and not node.args.get("expression"):
+        return exp.Anonymous(this="sort_array", expressions=[node.this.transform(_rewrite)])
     # JSON values are their text on Spark (get_json_object and from_json read text)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
         return exp.DataType.build("STRING")

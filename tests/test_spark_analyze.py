@@ -47,6 +47,8 @@ def test_rewrites_keep_duckdb_meaning():
     # a subquery may not sit in a higher-order function's arguments on Spark
     assert "ARRAY_COMPACT(ARRAY(a, (SELECT 1)))" in to("SELECT list_filter([a, (SELECT 1)], lambda x: x IS NOT NULL) FROM t")
     assert "FILTER(" in to("SELECT list_filter(xs, lambda x: x > 1) FROM t")
+    assert "SORT_ARRAY(ARRAY_DISTINCT(" in to("SELECT list_sort(list_distinct([a, (SELECT 1)])) FROM t")
+    assert "ARRAY_SORT(xs)" in to("SELECT list_sort(xs) FROM t")
     # a lateral unnest a later join reads: a LATERAL join in its place, not a LATERAL VIEW after the joins
     assert "FROM i, LATERAL EXPLODE(i.xs) AS d(x) JOIN f ON f.p = d.x" in to(
         "SELECT d.x FROM i, unnest(i.xs) AS d(x) JOIN f ON f.p = d.x")
