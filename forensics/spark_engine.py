@@ -238,8 +238,12 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         none = exp.EQ(this=exp.Filter(this=exp.Count(this=exp.Star()), expression=where.copy()),
                       expression=exp.Literal.number(0))
         return exp.Case(ifs=[exp.If(this=none, true=exp.null())], default=_list_agg(node.this, where))
-    if isinstance(node, exp.ArrayAgg):
+    # list(…) over no row (an aggregate without GROUP BY): NULL, as DuckDB's; collect_list gives []
+    if isinstance(node, exp.ArrayAgg) and isinstance(node.parent, exp.Window):
         return _list_agg(node, None)
+    if isinstance(node, exp.ArrayAgg):
+        none = exp.EQ(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+        return exp.Case(ifs=[exp.If(this=none, true=exp.null())], default=_list_agg(node, None))
     # regexp_extract(s, re, ['a', 'b']): a struct of the groups, by name
     if isinstance(node, exp.RegexpExtract) and isinstance(node.args.get("group"), exp.Array):
         names = [e.name for e in node.args["group"].expressions]
@@ -307,6 +311,12 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
     # sort_array is not; both ascending, and what they sort here holds no NULL (compacted)
     if isinstance(node, exp.ArraySort) and node.this.find(exp.Subquery) and not node.args.get("expression"):
         return exp.Anonymous(this="sort_array", expressions=[node.this.transform(_rewrite)])
+    # '-infinity'::TIMESTAMP: Spark has no infinite timestamp (the cast is NULL, and every
+    # comparison with it); the least and greatest timestamps compare as DuckDB's infinities do
+    if (isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string
+            and node.this.name.lower() in ("-infinity", "infinity") and node.to.this in exp.DataType.TEMPORAL_TYPES):
+        bound = "0001-01-01 00:00:00" if node.this.name.startswith("-") else "9999-12-31 23:59:59.999999"
+        return exp.Cast(this=exp.Literal.string(bound), to=node.to.copy())
     # JSON values are their text on Spark (get_json_object and from_json read text)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
         return exp.DataType.build("STRING")

@@ -49,6 +49,11 @@ def test_rewrites_keep_duckdb_meaning():
     assert "FILTER(" in to("SELECT list_filter(xs, lambda x: x > 1) FROM t")
     assert "SORT_ARRAY(ARRAY_DISTINCT(" in to("SELECT list_sort(list_distinct([a, (SELECT 1)])) FROM t")
     assert "ARRAY_SORT(xs)" in to("SELECT list_sort(xs) FROM t")
+    # list(…) over no row is NULL on DuckDB (collect_list gives []): CS111's "missing" files
+    assert "CASE WHEN COUNT(*) = 0 THEN NULL ELSE COLLECT_LIST(a) END" in to("SELECT (SELECT list(a) FROM t)")
+    # no infinite timestamp on Spark (the cast is NULL): the least one
+    assert "COALESCE(m.ts, CAST('0001-01-01 00:00:00' AS TIMESTAMP_NTZ))" in to(
+        "SELECT coalesce(m.ts, '-infinity'::TIMESTAMP) FROM m")
     # a lateral unnest a later join reads: a LATERAL join in its place, not a LATERAL VIEW after the joins
     assert "FROM i, LATERAL EXPLODE(i.xs) AS d(x) JOIN f ON f.p = d.x" in to(
         "SELECT d.x FROM i, unnest(i.xs) AS d(x) JOIN f ON f.p = d.x")
