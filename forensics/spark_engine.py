@@ -58,36 +58,52 @@ def _duckdb_text(sql: str) -> str:
     return re.sub(r"\blen\(", "array_length(", sql)
 
 
-def _statements(text: str):
-    """The statements of a migration file (comments dropped; ``;`` ends one at a line's end)."""
-    body = "\n".join(line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line
-                     for line in text.splitlines())
-    for part in re.split(r";\s*$", body, flags=re.M):
-        if part.strip():
-            yield part.strip()
+def _code(statement: str) -> str:
+    """A statement without its comments (a ``--`` on a line that quotes is left: it may be text)."""
+    return "\n".join(line.split("--", 1)[0] if "'" not in line.split("--", 1)[0] else line
+                     for line in statement.splitlines()).strip().rstrip(";").strip()
+
+
+_OBJECT = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)", re.I)
 
 
 @lru_cache(maxsize=1)
-def catalog() -> tuple[dict[str, str], dict[str, tuple[list[str], str, bool]]]:
-    """``(views, macros)`` as the migrations leave them: view name -> its SELECT, in creation
-    order (a view replaced later keeps its first place: what it reads was made before); macro
-    name -> (parameters, body, is_table)."""
-    views: dict[str, str] = {}
-    macros: dict[str, tuple[list[str], str, bool]] = {}
+def live_objects() -> dict[str, tuple[str, str, str]]:
+    """View or macro name -> ``(kind, migration, statement)`` of its live definition: the last
+    ``CREATE [OR REPLACE]`` across commitsleuth/migrations/ (``kind`` VIEW or MACRO, the
+    migration as ``commitsleuth/migrations/NNNN_name.sql``, the statement as written, comments
+    kept, ending with its ``;``). A name redefined later keeps its first place: what it reads
+    was made before."""
+    out: dict[str, tuple[str, str, str]] = {}
     migrations = resources.files("commitsleuth").joinpath("migrations")
     for entry in sorted(migrations.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".sql"):
             continue
-        for stmt in _statements(entry.read_text(encoding="utf-8")):
-            m = _STATEMENT.match(stmt)
-            if not m:
-                continue
-            kind, name, params, is_table, body = m.groups()
-            if kind.upper() == "VIEW":
-                views[name] = body
-            else:
-                names = [p.strip() for p in (params or "()")[1:-1].split(",") if p.strip()]
-                macros[name] = (names, body, bool(is_table))
+        text = entry.read_text(encoding="utf-8") + "\n"
+        for part in re.split(r";[ \t]*(?:--[^\n]*)?\n", text):
+            stmt = part.strip() + ";"
+            m = _OBJECT.match(re.sub(r"^(?:\s*--[^\n]*\n)*", "", stmt)) if part.strip() else None
+            if m:
+                out[m[2]] = (m[1].upper(), f"commitsleuth/migrations/{entry.name}", stmt)
+    return out
+
+
+@lru_cache(maxsize=1)
+def catalog() -> tuple[dict[str, str], dict[str, tuple[list[str], str, bool]]]:
+    """``(views, macros)`` as the migrations leave them (live_objects): view name -> its SELECT,
+    in creation order; macro name -> (parameters, body, is_table)."""
+    views: dict[str, str] = {}
+    macros: dict[str, tuple[list[str], str, bool]] = {}
+    for _, _, statement in live_objects().values():
+        m = _STATEMENT.match(_code(statement))
+        if not m:
+            continue
+        kind, name, params, is_table, body = m.groups()
+        if kind.upper() == "VIEW":
+            views[name] = body
+        else:
+            names = [p.strip() for p in (params or "()")[1:-1].split(",") if p.strip()]
+            macros[name] = (names, body, bool(is_table))
     return views, macros
 
 
@@ -155,6 +171,66 @@ def _list_agg(node: exp.ArrayAgg, where: exp.Expression | None) -> exp.Expressio
         lambda n: sort if isinstance(n, exp.Column) and n.name == "_s" else n)
 
 
+def _compact(items: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="array_compact", expressions=[items])
+
+
+def _drops_nulls(lam: exp.Expression) -> bool:
+    """Whether a lambda is ``x -> x IS NOT NULL`` (``NOT x IS NULL`` as parsed)."""
+    if not isinstance(lam, exp.Lambda) or len(lam.expressions) != 1:
+        return False
+    body, var = lam.this, lam.expressions[0].name
+    return (isinstance(body, exp.Not) and isinstance(body.this, exp.Is) and isinstance(body.this.expression, exp.Null)
+            and isinstance(body.this.this, (exp.Column, exp.Identifier)) and body.this.this.name == var)
+
+
+def _lateral_unnest(tree: exp.Expression) -> exp.Expression:
+    """``FROM i, unnest(xs) AS d(x) JOIN f ON … d.x …``: Spark's ``LATERAL VIEW`` (what sqlglot
+    writes) comes after every join, so the join cannot read ``d.x``; ``LATERAL explode(xs) AS
+    d(x)`` is a join in its place."""
+    for select in tree.find_all(exp.Select):
+        joins = select.args.get("joins") or []
+        for i, join in enumerate(joins[:-1]):
+            alias = join.this.args.get("alias") if isinstance(join.this, exp.Unnest) else None
+            if alias is None or not alias.columns or len(join.this.expressions) != 1:
+                continue
+            join.set("this", exp.Lateral(this=exp.Explode(this=join.this.expressions[0].copy()), alias=alias.copy()))
+            join.set("kind", None)
+    return tree
+
+
+def _aliases(select: exp.Select) -> set[str]:
+    """The names a SELECT's own FROM and JOINs give their sources."""
+    parts = [select.args.get("from") or select.args.get("from_"), *(select.args.get("joins") or [])]
+    return {p.this.alias_or_name for p in parts if p is not None}
+
+
+def _lift_nested_correlation(tree: exp.Expression) -> exp.Expression:
+    """``FROM d WHERE NOT EXISTS (SELECT … FROM x WHERE … (SELECT max(y.ts) … WHERE y.k = d.k))``:
+    Spark cannot correlate a subquery with a query two levels out. The inner subquery, reading
+    only ``d`` from outside, is computed beside ``d`` (``FROM (SELECT d.*, (…) AS _lifted0 FROM
+    d) d``) and read as ``d._lifted0``: the same value for the same row of ``d``."""
+    for n, inner in enumerate(list(tree.find_all(exp.Subquery))):
+        if isinstance(inner.parent, (exp.From, exp.Join)) or inner.alias or not isinstance(inner.this, exp.Select):
+            continue
+        mid = inner.parent_select
+        outer = mid.parent_select if mid is not None and isinstance(mid.parent, (exp.Exists, exp.Subquery)) else None
+        if outer is None or isinstance(mid.parent.parent, (exp.From, exp.Join)):
+            continue
+        local = {t.alias_or_name for t in inner.find_all(exp.Table, exp.Subquery) if t is not inner}
+        refs = {c.table for c in inner.find_all(exp.Column) if c.table} - local
+        source = (outer.args.get("from") or outer.args.get("from_")).this
+        if not refs or refs & _aliases(mid) or refs != {source.alias_or_name} or not isinstance(source, exp.Table):
+            continue
+        name = source.alias_or_name
+        lifted = sqlglot.parse_one(f"SELECT {name}.* FROM _t AS {name}", read="duckdb")
+        lifted.args["from_" if "from_" in lifted.args else "from"].set("this", source.copy())
+        lifted.select(exp.alias_(inner.copy(), f"_lifted{n}"), copy=False)
+        source.replace(exp.Subquery(this=lifted, alias=exp.TableAlias(this=exp.to_identifier(name))))
+        inner.replace(exp.column(f"_lifted{n}", table=name))
+    return tree
+
+
 def _rewrite(node: exp.Expression) -> exp.Expression:
     # list(…) FILTER (WHERE c): the filter on Spark's collect; NULL when no row passes, as DuckDB's
     if isinstance(node, exp.Filter) and isinstance(node.this, exp.ArrayAgg):
@@ -162,8 +238,12 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
         none = exp.EQ(this=exp.Filter(this=exp.Count(this=exp.Star()), expression=where.copy()),
                       expression=exp.Literal.number(0))
         return exp.Case(ifs=[exp.If(this=none, true=exp.null())], default=_list_agg(node.this, where))
-    if isinstance(node, exp.ArrayAgg):
+    # list(…) over no row (an aggregate without GROUP BY): NULL, as DuckDB's; collect_list gives []
+    if isinstance(node, exp.ArrayAgg) and isinstance(node.parent, exp.Window):
         return _list_agg(node, None)
+    if isinstance(node, exp.ArrayAgg):
+        none = exp.EQ(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+        return exp.Case(ifs=[exp.If(this=none, true=exp.null())], default=_list_agg(node, None))
     # regexp_extract(s, re, ['a', 'b']): a struct of the groups, by name
     if isinstance(node, exp.RegexpExtract) and isinstance(node.args.get("group"), exp.Array):
         names = [e.name for e in node.args["group"].expressions]
@@ -216,6 +296,27 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
                 lambda n: exp.to_identifier("_u") if isinstance(n, exp.Explode) else n)
             lam = exp.Lambda(this=body, expressions=[exp.to_identifier("_u")])
             return exp.alias_(exp.Explode(this=exp.Transform(this=items, expression=lam)), node.alias)
+    # DuckDB's list_distinct and list_has_any skip NULLs (Spark's array_distinct keeps one, and
+    # arrays_overlap is NULL, not false, when a NULL is all they might share)
+    if isinstance(node, exp.ArrayDistinct):
+        return exp.Anonymous(this="array_distinct", expressions=[_compact(node.this.transform(_rewrite))])
+    if isinstance(node, exp.ArrayOverlaps):
+        return exp.Anonymous(this="arrays_overlap", expressions=[
+            _compact(node.this.transform(_rewrite)), _compact(node.expression.transform(_rewrite))])
+    # list_filter(xs, x -> x IS NOT NULL): array_compact, which Spark allows over a subquery (a
+    # higher-order function's arguments may not hold one: CS202's writer label)
+    if isinstance(node, exp.ArrayFilter) and _drops_nulls(node.expression):
+        return _compact(node.this.transform(_rewrite))
+    # list_sort over a subquery: Spark's array_sort is a higher-order function (its comparator),
+    # sort_array is not; both ascending, and what they sort here holds no NULL (compacted)
+    if isinstance(node, exp.ArraySort) and node.this.find(exp.Subquery) and not node.args.get("expression"):
+        return exp.Anonymous(this="sort_array", expressions=[node.this.transform(_rewrite)])
+    # '-infinity'::TIMESTAMP: Spark has no infinite timestamp (the cast is NULL, and every
+    # comparison with it); the least and greatest timestamps compare as DuckDB's infinities do
+    if (isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string
+            and node.this.name.lower() in ("-infinity", "infinity") and node.to.this in exp.DataType.TEMPORAL_TYPES):
+        bound = "0001-01-01 00:00:00" if node.this.name.startswith("-") else "9999-12-31 23:59:59.999999"
+        return exp.Cast(this=exp.Literal.string(bound), to=node.to.copy())
     # JSON values are their text on Spark (get_json_object and from_json read text)
     if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.JSON:
         return exp.DataType.build("STRING")
@@ -257,12 +358,20 @@ def to_spark(sql: str) -> str:
     _, macros = catalog()
     tree = _expand_macros(_parse(sql), macros)
     tree = _asof(tree)
+    tree = _lateral_unnest(tree)
+    tree = _lift_nested_correlation(tree)
     tree = tree.transform(_rewrite)
     return _Spark().generate(tree)
 
 
 def view_sql() -> list[tuple[str, str]]:
     """``(name, Spark SQL)`` of every fact model view, each after the views it reads."""
+    return list(_view_sql())
+
+
+@lru_cache(maxsize=1)
+def _view_sql() -> tuple[tuple[str, str], ...]:
+    # transpiling every view takes seconds: once a process, as catalog() reads the migrations once
     views, _ = catalog()
     done: dict[str, str] = {}
 
@@ -277,7 +386,7 @@ def view_sql() -> list[tuple[str, str]]:
         done[name] = sql
     for name in views:
         add(name)
-    return list(done.items())
+    return tuple(done.items())
 
 
 # --- running it ----------------------------------------------------------------------------------
@@ -309,13 +418,29 @@ def export_parquet(store, directory) -> str:
     return str(out)
 
 
-def register(spark, directory: str) -> None:
-    """Temp views over the Parquet: the tables, then every fact model view."""
+def views_read(sqls) -> set[str]:
+    """The fact model views Spark SQL texts read, and the views those read."""
+    defined = dict(view_sql())
+    seen: set[str] = set()
+    todo = list(sqls)
+    while todo:
+        for table in sqlglot.parse_one(todo.pop(), read="spark").find_all(exp.Table):
+            if table.name in defined and table.name not in seen:
+                seen.add(table.name)
+                todo.append(defined[table.name])
+    return seen
+
+
+def register(spark, directory: str, views=None) -> None:
+    """Temp views over the Parquet: the tables, then every fact model view (only ``views``, in
+    their order of creation, when named: a view no detector of the run reads costs a job)."""
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
     for table in TABLES:
         spark.read.parquet(f"{directory}/{table}").createOrReplaceTempView(table)
     for name, sql in view_sql():
+        if views is not None and name not in views:
+            continue
         frame = spark.sql(sql)
         if name not in UNREAD_VIEWS:
             # computed once: a view is inlined into every plan that reads it, and Catalyst's
@@ -368,6 +493,8 @@ def analyze_spark(store, codes: list[str] | None = None, spark=None, master: str
 
     spark = spark or session(master)
     with tempfile.TemporaryDirectory(prefix="commitsleuth-spark-") as tmp:
-        register(spark, parquet or export_parquet(store, tmp))
-        findings = run_detectors(spark, store, selected(codes))
+        detectors = selected(codes)
+        register(spark, parquet or export_parquet(store, tmp),
+                 views_read(detector_sql(d.code, d.sql) for d in detectors))
+        findings = run_detectors(spark, store, detectors)
     return finish(store, findings)

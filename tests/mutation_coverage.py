@@ -47,6 +47,7 @@ import pytest
 import commitsleuth.forensics.analyze as analyze_mod
 import commitsleuth.forensics.detectors as detectors_pkg
 from commitsleuth.forensics.audit import record_listing, walk_local
+from commitsleuth.forensics.spark_engine import live_objects
 from commitsleuth.store import Store
 
 import test_detection_matrix as TM
@@ -130,19 +131,6 @@ def _statements(rel: str) -> list[str]:
 
 def _code_of(stmt: str) -> str:
     return re.sub(r"^(?:\s*--[^\n]*\n)*", "", stmt)
-
-
-@lru_cache(maxsize=None)
-def live_objects() -> dict[str, tuple[str, str, str]]:
-    """view or macro name -> (kind, migration, statement) of its live definition: the last."""
-    out: dict[str, tuple[str, str, str]] = {}
-    for path in sorted(MIGRATIONS.glob("*.sql")):
-        rel = str(path.relative_to(REPO))
-        for stmt in _statements(rel):
-            m = _OBJECT.match(_code_of(stmt))
-            if m:
-                out[m[2]] = (m[1].upper(), rel, stmt)
-    return out
 
 
 def object_of(m: Mutation) -> tuple[str, str, str]:
