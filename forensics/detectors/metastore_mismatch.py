@@ -82,7 +82,7 @@ removers AS (  -- the removals by a principal (storage user, actor, query, appli
     FROM (SELECT *, unnest(removals) AS x FROM gone)
     WHERE NOT list_has_any(writers, x.principals)
 ),
-dropped AS (
+drops AS (
     SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events
     WHERE kind = 'partition_drop' AND part_spec IS NOT NULL AND ts IS NOT NULL
 ),
@@ -90,6 +90,13 @@ readded AS (
     SELECT DISTINCT part_location AS location, part_spec AS partition_spec, ts FROM partition_events
     WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists')
       AND coalesce(status, 'ok') <> 'failed' AND part_spec IS NOT NULL AND ts IS NOT NULL
+),
+dropped AS (  -- each drop with the first registration after it (a join, not a subquery two levels
+              -- deep in deleted_data: Spark resolves no column of a query two levels out)
+    SELECT d.location, d.partition_spec, d.ts, min(r.ts) AS readded_at
+    FROM drops d LEFT JOIN readded r ON r.location IS NOT DISTINCT FROM d.location
+         AND r.partition_spec = d.partition_spec AND r.ts > d.ts
+    GROUP BY d.location, d.partition_spec, d.ts
 ),
 deleted_data AS (
     SELECT g.location, g.partition_spec, any_value(g.table_name) AS table_name,
@@ -102,8 +109,7 @@ deleted_data AS (
                       AND (d.ts >= g.t0  -- dropped after its data came: the removal was meant
                            -- dropped before, not registered again: files a late writer left in
                            -- a dropped partition's directory are no partition's data
-                           OR NOT EXISTS (SELECT 1 FROM readded r WHERE r.location IS NOT DISTINCT FROM d.location
-                                          AND r.partition_spec = d.partition_spec AND r.ts > d.ts AND r.ts <= g.t1)))
+                           OR d.readded_at IS NULL OR d.readded_at > g.t1))
     GROUP BY g.location, g.partition_spec
 )"""
 

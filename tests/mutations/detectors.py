@@ -436,10 +436,10 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", '        if row["how"] == "deleted data":', "        if False:"),
 
     # deleted data after a drop: a drop before the data came counts unless a registration followed it
-    ("CS107", "                           OR NOT EXISTS (SELECT 1 FROM readded r",
-     "                           OR false AND NOT EXISTS (SELECT 1 FROM readded r"),
-    ("CS107", "AND r.partition_spec = d.partition_spec AND r.ts > d.ts AND r.ts <= g.t1)))",
-     "AND r.partition_spec = d.partition_spec)))"),
+    ("CS107", "OR d.readded_at IS NULL OR d.readded_at > g.t1))", "))"),
+    ("CS107", "OR d.readded_at IS NULL OR d.readded_at > g.t1))", "OR d.readded_at IS NULL))"),
+    ("CS107", "         AND r.partition_spec = d.partition_spec AND r.ts > d.ts\n",
+     "         AND r.partition_spec = d.partition_spec\n"),
 
     # ===== CS108 multiple-writers (forensics/detectors/multiple_writers.py) =====
     ("CS108", "WHERE kind IN ('file', 'task_commit', 'rename') AND location IS NOT NULL",
