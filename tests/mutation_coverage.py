@@ -56,7 +56,6 @@ from mutations import detectors as detector_mutations, rules as rule_mutations, 
 from test_detector_cases import cases_of, check, load_case
 
 REPO = Path(__file__).resolve().parents[1]
-MIGRATIONS = REPO / "commitsleuth" / "migrations"
 PATHS = "forensics/paths.py"
 # Modules that turn every detector's findings into what the probes check (actors, labels,
 # remedies, the views analyze computes once): what they read reaches every finding.
