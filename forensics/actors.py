@@ -10,7 +10,8 @@ label, in the same order, resolved from the finding's own evidence events:
 - ``hadoop_attempt``: a MapReduce/Tez attempt id with its job, task and attempt number;
 - ``storage_principal``: who a storage record (HDFS audit, S3 access log) names: user, proxy,
   client address, and the query/attempt/application of its caller context;
-- ``hive_thread``: a Hive/HiveServer2 thread and the query it ran (``thread``, ``query_id``);
+- ``hive_thread``: a Hive/HiveServer2 thread and the query it ran (``thread``, ``query_id``); a
+  metastore handler thread also the user and client address its audit lines name (``user``, ``ip``);
 - ``query``, ``application``, ``file``, ``job``; anything else is a ``name``.
 
 A Spark attempt's ``label`` is its one label (``app/stage 1.0/task 1 attempt 0 (TID 5) on host``,
@@ -30,7 +31,7 @@ from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 _EVENTS_SQL = """
 SELECT e.event_id, e.attempt_id, e.thread, e.query_id, e.app_id, e.job_id, e.host,
        e.detail->>'storage' AS storage, e.detail->>'user' AS user, e.detail->>'proxy' AS proxy,
-       e.detail->>'ip' AS ip,
+       e.detail->>'ip' AS ip, e.detail->>'ugi' AS ugi,
        coalesce(e.query_id, (SELECT arg_max(q.query_id, q.ts) FROM events q
                              WHERE q.kind = 'query_start' AND q.source_id = e.source_id
                                AND q.thread = e.thread AND q.ts <= e.ts)) AS thread_query
@@ -113,8 +114,11 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
         return _hadoop(label)
     for e in events:
         if label == e["thread"] or (label == e["query_id"] and e["thread"]):
-            return {"kind": "hive_thread", "label": label, "thread": e["thread"],
-                    "query_id": e["query_id"] or e["thread_query"]}
+            out = {"kind": "hive_thread", "label": label, "thread": e["thread"],
+                   "query_id": e["query_id"] or e["thread_query"]}
+            if e["ugi"]:  # a metastore handler thread: the audit names its connection's user and address
+                out.update(user=e["ugi"], ip=e["ip"])
+            return out
     for e in events:
         if label == e["query_id"]:
             return {"kind": "query", "label": label, "query_id": label, "app_id": e["app_id"]}

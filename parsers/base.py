@@ -197,7 +197,7 @@ class RecordParser:
         self.stats = stats
         self.attempt = ctx.attempt_id
         self.last_call: dict[str | None, tuple] = {}
-        self.looked_up: dict[tuple, list] = {}  # (thread, table) -> values of its last get_partition
+        self.looked_up: dict[tuple, dict] = {}  # (thread, table) -> its last get_partition: values, time, line
         self.query: dict | None = None  # the query a threadless log started last
 
     def event(self, line_no: int, offset: int, text: str, hit: bool = False) -> Event | None:
@@ -218,14 +218,12 @@ class RecordParser:
         detail = {**head.pop("detail", {}), **(fields.pop("detail", None) or {})}
         fields = {**head, **fields}
         if fields["kind"] == "partition_lookup":
-            # Hive 3's audit names the values on the get_partition line before add_partition
-            self.looked_up[(fields.get("thread"), fields.get("table_name"))] = detail.get("values")
+            # Hive 2.x-3.x audit the values on the get_partition line before add_partition
+            self.looked_up[(fields.get("thread"), fields.get("table_name"))] = {
+                "values": detail.get("values"), "ts": fields.get("ts"), "line": line_no, "call": detail["call"]}
             return None
-        if (fields["kind"].startswith("partition_") and "call" in detail and not detail.get("values")
-                and fields.get("partition_spec") is None):
-            values = self.looked_up.pop((fields.get("thread"), fields.get("table_name")), None)
-            if values:
-                detail["values"] = values
+        if fields["kind"].startswith("partition_") and "call" in detail and fields.get("partition_spec") is None:
+            self._checked(fields, detail)
         if fields["kind"].startswith("partition_") and "call" in detail:
             if self._repeated_call(fields, detail):
                 self.stats.merged += 1
@@ -236,6 +234,18 @@ class RecordParser:
             self._tie_to_query(fields, detail, line_no, text)
         return Event(source_id=self.ctx.source_id, line_no=line_no, byte_offset=offset, raw=text,
                      detail=detail or None, **fields)
+
+    def _checked(self, fields: dict, detail: dict) -> None:
+        """The call's values from its thread's check of the same table (Hive.loadPartition asks
+        get_partition[_with_auth], then adds or alters what it did not find; the add names only
+        the table), and the check's time: the load began there, so two threads' check-then-add
+        overlap although their adds are apart (racing loaders)."""
+        check = self.looked_up.pop((fields.get("thread"), fields.get("table_name")), None)
+        if not check or not check["values"] or detail.get("values") not in (None, [], check["values"]):
+            return
+        detail["values"] = check["values"]
+        if check["ts"] is not None:
+            detail.update(checked_at=check["ts"].isoformat(sep=" "), check_line=check["line"], check_call=check["call"])
 
     def _tie_to_query(self, fields: dict, detail: dict, line_no: int, text: str) -> None:
         """A threadless line's query: a query start opens one unless it names the id of the one

@@ -36,13 +36,7 @@ from matrix import rows as R
 
 # Rows the fact model and detectors of today's main get wrong (issue 30). Each must still fail;
 # take a row off when it passes.
-EXPECTED_TO_FAIL_TODAY: set[str] = {
-    # docs/detection-matrix.md, "Rows that fail today": the metastore audit's get_partition
-    # (each connection's check) is folded into the add_partition it names values for, so the
-    # two connections' check-then-add windows are single points that do not overlap
-    "racing-loaders/s3+hms/hive-staging/get_partition_with_auth/hms-log4j2/positive",
-    "racing-loaders/s3+hms/hive-staging/get_partition/hms-log4j1/positive",
-}
+EXPECTED_TO_FAIL_TODAY: set[str] = set()  # none today (docs/detection-matrix.md)
 
 
 def load_live(store: Store, row: R.Row, spool_dir: Path) -> None:

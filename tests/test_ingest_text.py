@@ -172,6 +172,50 @@ def test_metastore_call_and_its_audit_line_are_one_event():
     assert stats.merged == 1
 
 
+def _audit(ts: str, thread: str, cmd: str) -> str:
+    """HiveMetaStore.logAuditEvent's line (log4j2 head): ``ugi=%s\\tip=%s\\tcmd=%s\\t``."""
+    return f"{ts}  INFO [{thread}] HiveMetaStore.audit: ugi=hive\tip=10.20.9.10\tcmd=source:10.20.9.10 {cmd}\t"
+
+
+@pytest.mark.parametrize("table", ["db=sales tbl=orders", "tbl=hive.sales.orders"])  # Hive 2.x, 3.x
+@pytest.mark.parametrize("get", ["get_partition", "get_partition_with_auth"])
+def test_an_add_takes_its_threads_check_values_and_time(table, get):
+    """Hive.loadPartition's check-then-add on two handler threads at once: each add (naming only
+    the table) takes the values and the time of its own thread's check, not the other's."""
+    lines = [_audit("2024-05-19T10:00:00,000", "pool-7-thread-12", f"{get} : {table}[2024-05-19]"),
+             _audit("2024-05-19T10:00:00,100", "pool-7-thread-13", f"{get} : {table}[2024-05-20]"),
+             _audit("2024-05-19T10:00:00,200", "pool-7-thread-12", f"add_partition : {table}"),
+             _audit("2024-05-19T10:00:00,300", "pool-7-thread-13", f"add_partition : {table}")]
+    events = list(parse_lines(get_format("hive-metastore-audit"), [(i + 1, 0, t) for i, t in enumerate(lines)],
+                              SourceContext("x"), ParseStats()))
+    assert [(e.kind, e.thread, e.line_no, e.detail["values"], e.detail["checked_at"], e.detail["check_line"],
+             e.detail["check_call"]) for e in events] == [
+        ("partition_add", "pool-7-thread-12", 3, ["2024-05-19"], "2024-05-19 10:00:00", 1, get),
+        ("partition_add", "pool-7-thread-13", 4, ["2024-05-20"], "2024-05-19 10:00:00.100000", 2, get),
+    ]
+
+
+def test_a_check_gives_its_time_only_to_a_call_on_what_it_checked():
+    """An add naming the values its thread checked keeps the check's time; one naming other values
+    keeps its own and no check; a check whose time or values the line does not give gives none."""
+    def parsed(*lines):
+        return list(parse_lines(get_format("hive-metastore-audit"), [(i + 1, 0, t) for i, t in enumerate(lines)],
+                                SourceContext("x"), ParseStats()))
+    t = "pool-7-thread-12"
+    same = parsed(_audit("2024-05-19T10:00:00,000", t, "get_partition : db=sales tbl=orders[2024-05-19]"),
+                  _audit("2024-05-19T10:00:00,200", t, "add_partition : db=sales tbl=orders[2024-05-19]"))
+    other = parsed(_audit("2024-05-19T10:00:00,000", t, "get_partition : db=sales tbl=orders[2024-05-19]"),
+                   _audit("2024-05-19T10:00:00,200", t, "add_partition : db=sales tbl=orders[2024-05-18]"))
+    no_time = parsed(_audit("2024-02-30T10:00:00,000", t, "get_partition : db=sales tbl=orders[2024-05-19]"),
+                     _audit("2024-05-19T10:00:00,200", t, "add_partition : db=sales tbl=orders"))
+    no_values = parsed(_audit("2024-05-19T10:00:00,000", t, "get_partition : db=sales tbl=orders"),
+                       _audit("2024-05-19T10:00:00,200", t, "add_partition : db=sales tbl=orders"))
+    assert (same[0].detail["values"], same[0].detail["checked_at"]) == (["2024-05-19"], "2024-05-19 10:00:00")
+    assert (other[0].detail["values"], "checked_at" in other[0].detail) == (["2024-05-18"], False)
+    assert (no_time[0].detail["values"], "checked_at" in no_time[0].detail) == (["2024-05-19"], False)
+    assert ("values" in no_values[0].detail, "checked_at" in no_values[0].detail) == (False, False)
+
+
 # -- the block scan is the line parse, faster -----------------------------------------------------
 
 HOSTILE = (

@@ -70,15 +70,31 @@ loss AS (
     FROM losses
     SEMI JOIN racing USING (pkey, part_spec)
     GROUP BY pkey, part_spec
+),
+raced AS (  -- when each raced partition's race began
+    SELECT x.pkey, x.part_spec, min(x.ts) AS t0
+    FROM steps x JOIN racing w ON w.pkey = x.pkey AND w.part_spec = x.part_spec AND w.writer = x.writer
+    GROUP BY x.pkey, x.part_spec
+),
+cleanup AS (  -- deletes there from then on by no racing writer: a storage record of the losing loader
+    -- cleanup (S3 access log) names its client, not the metastore thread or query that raced
+    SELECT d.pkey, d.part_spec, list(d.event_id ORDER BY d.ts, d.event_id) AS ids,
+           list(DISTINCT d.writer ORDER BY d.writer) AS cleaners
+    FROM steps d JOIN raced p ON p.pkey = d.pkey AND p.part_spec = d.part_spec AND d.ts >= p.t0
+    ANTI JOIN racing o ON o.pkey = d.pkey AND o.part_spec = d.part_spec AND o.writer = d.writer
+    WHERE d.kind = 'delete'
+    GROUP BY d.pkey, d.part_spec
 )
 SELECT any_value(s.part_location) AS location, s.part_spec AS partition_spec,
        any_value(s.part_table) AS table_name,
        list(DISTINCT s.writer ORDER BY s.writer) AS actors,
-       list(s.event_id ORDER BY s.ts, s.event_id) AS evidence, min(s.ts) AS t0, max(s.ts) AS t1,
-       any_value(l.deleters) AS deleters, any_value(l.loaders) AS loaders,
+       list_concat(list(s.event_id ORDER BY s.ts, s.event_id), coalesce(any_value(c.ids), []::BIGINT[])) AS evidence,
+       min(s.ts) AS t0, max(s.ts) AS t1,
+       any_value(l.deleters) AS deleters, any_value(l.loaders) AS loaders, any_value(c.cleaners) AS cleaners,
        CASE WHEN any_value(l.deleters) IS NOT NULL THEN 'critical' END AS severity
 FROM steps s
 JOIN racing r ON r.pkey = s.pkey AND r.part_spec = s.part_spec AND r.writer = s.writer
+LEFT JOIN cleanup c ON c.pkey = s.pkey AND c.part_spec = s.part_spec
 LEFT JOIN loss l ON l.pkey = s.pkey AND l.part_spec = s.part_spec
 GROUP BY s.pkey, s.part_spec
 ORDER BY location NULLS LAST, table_name, partition_spec
@@ -109,6 +125,8 @@ class RacingLoaders(SqlDetector):
     sql = _SQL
 
     def finish(self, con, findings):
+        for f in findings:  # a metastore check is a step of its add's event: that event once
+            f.evidence = list(dict.fromkeys(f.evidence))
         return storage.annotate(con, findings)  # who deleted it, per the storage's records
 
     def summary(self, row):
@@ -124,4 +142,6 @@ class RacingLoaders(SqlDetector):
         d = {"writers": list(row["actors"])}
         if row["deleters"]:
             d.update(data_loss=True, deleted_by=list(row["deleters"]), loaded_by=list(row["loaders"]))
+        if row["cleaners"]:
+            d["deleted_after_race_by"] = list(row["cleaners"])
         return d

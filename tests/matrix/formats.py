@@ -13,8 +13,10 @@ Not copied from the repository's fixtures. The exact source strings used:
   ``Creating directory if it doesn't exist: %s``; FileUtils.moveToTrash / Trash ``Moved to trash:
   %s``; RCFileMergeMapper ``renamed path %s to %s . File size is %d`` (task stdout, no head);
   JDO ``Duplicate entry '%s' for key 'UNIQUEPARTITION'``; ``AlreadyExistsException``.
-- Metastore audit (HiveMetaStore.logAuditEvent): ``ugi=%s\\tip=%s\\tcmd=%s\\t``; Hive 3
-  ``cmd=source:<addr> get_partition_with_auth : tbl=<cat>.<db>.<t>[v]`` and ``add_partition : tbl=…``.
+- Metastore audit (HiveMetaStore.logAuditEvent): ``ugi=%s\\tip=%s\\tcmd=%s\\t``; the call as
+  startFunction logs it, ``source:<addr> `` first: Hive 3 startPartitionFunction
+  ``get_partition_with_auth : tbl=<cat>.<db>.<t>[v]`` and startTableFunction ``add_partition : tbl=…``;
+  Hive 2.x ``get_partition : db=<db> tbl=<t>[v]`` and ``add_partition : db=<db> tbl=<t>``.
 - HDFS audit (FSNamesystem / DefaultAuditLogger.logAuditEvent): ``allowed=%s\\tugi=%s\\tip=%s\\tcmd=%s\\t
   src=%s\\tdst=%s\\tperm=%s\\tproto=%s[\\tcallerContext=%s]``; Hadoop 3 trash move ``cmd=rename
   (options=[TO_TRASH])``; ugi ``user (auth:PROXY) via real (auth:KERBEROS)``.

@@ -531,23 +531,25 @@ ROWS += twins("racing-loaders", "hdfs-audit", "hive-staging", "caller-context", 
 HMS_THREADS = ("pool-7-thread-12", "pool-7-thread-13")
 
 
-def _s3_hms_race(get: str, head: str):
+def _s3_hms_race(get: str, head: str, hms: int, marker: bool):
     """Two HiveServer2 queries load one partition of an S3 table at once, seen through the S3
     access log and the metastore audit log. Each query's Hive.loadPartition asks the metastore
     for the partition (get_partition[_with_auth]) and, finding none, adds it (add_partition,
-    naming only the table in Hive 3); each metastore connection is served by its own handler
-    thread (pool-7-thread-N), so the two checks-then-adds overlap. Each MoveTask copies its
-    staged file into the partition (REST.COPY.OBJECT + REST.DELETE.OBJECT of the source, the
-    S3A Referer op_rename, pr=hive); the loser, whose add failed, then deletes the partition's
-    objects. Negative twin: the second query's check and add come an hour later, after the
+    naming only the table: Hive 2.x ``db=… tbl=…``, 3.x ``tbl=<cat>.<db>.<t>``); each metastore
+    connection is served by its own handler thread (pool-7-thread-N), so the two checks-then-adds
+    overlap. Each MoveTask copies its staged file into the partition (REST.COPY.OBJECT +
+    REST.DELETE.OBJECT of the source, the S3A Referer op_rename, pr=hive); the loser, whose add
+    failed, then deletes the partition's objects (``marker``: and its directory marker
+    ``ds=…/``). Negative twin: the second query's check and add come an hour later, after the
     first's add; it deletes nothing."""
+    table = "db=sales tbl=orders" if hms == 2 else "tbl=hive.sales.orders"
+
     def build(pos):
-        hms, s3 = [], []
+        lines, s3 = [], []
         for n, (thread, t) in enumerate(zip(HMS_THREADS, (0, 0.1 if pos else 3600))):
-            cmd_get = f"source:10.20.9.10 {get} : tbl=hive.sales.orders[{DS}]"
-            hms += [F.hms_audit(head, at(t), "hive", "10.20.9.10", cmd_get, thread=thread),
-                    F.hms_audit(head, at(t + 0.2), "hive", "10.20.9.10",
-                                "source:10.20.9.10 add_partition : tbl=hive.sales.orders", thread=thread)]
+            lines += [F.hms_audit(head, at(t), "hive", "10.20.9.10", f"source:10.20.9.10 {get} : {table}[{DS}]", thread=thread),
+                      F.hms_audit(head, at(t + 0.2), "hive", "10.20.9.10", f"source:10.20.9.10 add_partition : {table}",
+                                  thread=thread)]
             src = f"{S3_TABLE}/.hive-staging_hive_2024-05-19_10-00-0{n}_{n}/-ext-10000/00000{n}_0"
             dst = f"{S3_TABLE}/{SPEC}/00000{n}_0"
             ref = F.s3a_referer("op_rename", f"s3a://{BUCKET}/{src}", "hive", span=f"r-{n}")
@@ -557,18 +559,24 @@ def _s3_hms_race(get: str, head: str):
                                referer=ref, method=method))
         if pos:  # the loser's cleanup of the directory it believes it created
             ref = F.s3a_referer("op_delete", f"s3a://{BUCKET}/{S3_TABLE}/{SPEC}", "hive", span="d-1")
-            s3 += [F.s3(at(3), BUCKET, "REST.DELETE.OBJECT", f"{S3_TABLE}/{SPEC}/00000{n}_0",
-                        requester="arn:aws:iam::123456789012:role/hive", ip="10.20.9.10",
-                        request_id=f"RM{n}000000000000", referer=ref, method="DELETE") for n in (0, 1)]
-        hms.sort(key=lambda x: x[:23])
+            keys = [f"{S3_TABLE}/{SPEC}/00000{n}_0" for n in (0, 1)] + ([f"{S3_TABLE}/{SPEC}/"] if marker else [])
+            s3 += [F.s3(at(3), BUCKET, "REST.DELETE.OBJECT", key, requester="arn:aws:iam::123456789012:role/hive",
+                        ip="10.20.9.10", request_id=f"RM{n}000000000000", referer=ref, method="DELETE")
+                   for n, key in enumerate(keys)]
+        lines.sort(key=lambda x: x[:23])
         s3.sort(key=lambda x: x.split("[", 1)[1][:20])
-        return {"files": {"hms/hivemetastore-audit.log": "\n".join(hms) + "\n", "s3/access.log": "\n".join(s3) + "\n"}}
+        return {"files": {"hms/hivemetastore-audit.log": "\n".join(lines) + "\n", "s3/access.log": "\n".join(s3) + "\n"}}
     return build
 
 
-for get, head in (("get_partition_with_auth", "log4j2"), ("get_partition", "log4j1")):
-    ROWS += twins("racing-loaders", "s3+hms", "hive-staging", f"{get}/hms-{head}", _s3_hms_race(get, head),
-                  [Expect("CS103", SPEC, HMS_THREADS)])
+# each pair of variants (call, head, audit format, marker) in some row
+for get, head, hms, marker in (("get_partition_with_auth", "log4j2", 3, False), ("get_partition", "log4j1", 3, True),
+                               ("get_partition", "log4j2", 2, False), ("get_partition_with_auth", "log4j1", 2, True),
+                               ("get_partition_with_auth", "log4j2", 2, True)):
+    ROWS += twins("racing-loaders", "s3+hms", "hive-staging",
+                  f"{get}/hms{hms}-{head}/{'marker' if marker else 'no-marker'}", _s3_hms_race(get, head, hms, marker),
+                  [Expect("CS103", SPEC, (*HMS_THREADS, '"user": "hive", "ip": "10.20.9.10"'),
+                          {"deleted_after_race_by": ["hive from 10.20.9.10"]})])
 
 
 # ==== late commit: an attempt publishes after it was killed ====

@@ -213,6 +213,12 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS103", "AND l.part_spec = s.part_spec\nGROUP BY", "\nGROUP BY"),
     ("CS103", "CASE WHEN any_value(l.deleters) IS NOT NULL THEN 'critical' END", "'critical'"),
     ("CS103", "CASE WHEN any_value(l.deleters) IS NOT NULL THEN 'critical' END", "NULL"),
+    # a storage client's deletes after the race began (the loser's cleanup through S3)
+    ("CS103", "AND d.ts >= p.t0", ""),
+    ("CS103", "ON p.pkey = d.pkey AND p.part_spec = d.part_spec", "ON p.part_spec = d.part_spec"),
+    ("CS103", "AND o.writer = d.writer", ""),
+    ("CS103", "    WHERE d.kind = 'delete'\n", "\n"),
+    ("CS103", "coalesce(any_value(c.ids), []::BIGINT[])", "[]::BIGINT[]"),
     ("CS103", "return storage.annotate(con, findings)", "return findings"),
     ("CS103", "        if row[\"deleters\"]:\n            return (", "        if False:\n            return ("),
 

@@ -7,6 +7,7 @@ M0018 = "commitsleuth/migrations/0018_spark_attempts.sql"
 M0040 = "commitsleuth/migrations/0040_fact_model.sql"
 M0060 = "commitsleuth/migrations/0060_attempt_labels.sql"
 M0063 = "commitsleuth/migrations/0063_fates_any_delete.sql"
+M0064 = "commitsleuth/migrations/0064_loading_checks.sql"
 
 MUTATIONS: list[tuple] = [
     # --- table_locations (0005): a table's location from lines naming both, or one thread naming each
@@ -17,19 +18,24 @@ MUTATIONS: list[tuple] = [
     (M0005, "WHERE table_name IS NOT NULL AND location IS NULL\n", "WHERE table_name IS NOT NULL\n"),
     (M0005, "WHERE table_name IS NULL AND location IS NOT NULL\n", "WHERE location IS NOT NULL\n"),
     (M0005, "SELECT table_name, arg_max(location, n) AS location", "SELECT table_name, arg_min(location, n) AS location"),
-    # --- loading_steps (0005): a writer is the query of the line's own thread
-    (M0005, "WHERE kind = 'query_start' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL",
+    # --- loading_steps (0064, 0005's with the metastore checks): a writer is the query of the line's own thread
+    (M0064, "WHERE kind = 'query_start' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL",
      "WHERE kind = 'query_end' AND query_id IS NOT NULL AND thread IS NOT NULL AND ts IS NOT NULL"),
-    (M0005, "ON q.source_id = e.source_id AND q.thread = e.thread AND e.ts >= q.ts", "ON q.source_id = e.source_id AND e.ts >= q.ts"),
-    (M0005, "ON q.source_id = e.source_id AND q.thread = e.thread AND e.ts >= q.ts", "ON q.thread = e.thread AND e.ts >= q.ts"),
-    (M0005, "coalesce(e.query_id, q.query_id, e.thread, e.app_id) AS writer", "coalesce(e.query_id, e.thread, e.app_id) AS writer"),
-    (M0005, "coalesce(e.part_location, e.part_table) AS pkey", "e.part_table AS pkey"),
-    (M0005, "'partition_exists', 'load', 'delete')\n", "'partition_exists', 'load')\n"),
-    (M0005, "WHERE e.kind IN ('dir_create', 'partition_add',", "WHERE e.kind IN ("),
-    (M0005, "  AND e.ts IS NOT NULL AND e.part_spec IS NOT NULL\n", "  AND e.ts IS NOT NULL\n",
+    (M0064, "ON q.source_id = e.source_id AND q.thread = e.thread AND e.ts >= q.ts", "ON q.source_id = e.source_id AND e.ts >= q.ts"),
+    (M0064, "ON q.source_id = e.source_id AND q.thread = e.thread AND e.ts >= q.ts", "ON q.thread = e.thread AND e.ts >= q.ts"),
+    (M0064, "coalesce(e.query_id, q.query_id, e.thread, e.app_id) AS writer", "coalesce(e.query_id, e.thread, e.app_id) AS writer"),
+    (M0064, "coalesce(e.part_location, e.part_table) AS pkey", "e.part_table AS pkey"),
+    (M0064, "'partition_exists', 'load', 'delete')\n", "'partition_exists', 'load')\n"),
+    (M0064, "WHERE e.kind IN ('dir_create', 'partition_add',", "WHERE e.kind IN ("),
+    (M0064, "WHERE e.ts IS NOT NULL AND e.part_spec IS NOT NULL\n", "WHERE e.ts IS NOT NULL\n",
      'equivalent: CS103, the one detector reading loading_steps, joins steps only on part_spec = part_spec (NULL never equal): a step without a spec takes part in no window pair, loss or finding'),
-    (M0005, "  AND coalesce(e.query_id, e.thread, e.app_id) IS NOT NULL\n", "\n",
+    (M0064, "  AND coalesce(e.query_id, e.thread, e.app_id) IS NOT NULL\n", "\n",
      "equivalent: such a step's writer is NULL (its query comes through q.thread = e.thread, NULL here), and CS103 pairs writers only by <> and = (NULL never true): it takes part in no race, loss or finding"),
+    # the check (get_partition) an add took its values from starts that thread's load
+    (M0064, "FROM steps WHERE checked_at IS NOT NULL", "FROM steps WHERE false"),
+    (M0064, "CAST(checked_at AS TIMESTAMP) AS ts", "ts"),
+    (M0064, "FROM steps WHERE checked_at IS NOT NULL", "FROM steps",
+     "equivalent: a step without a check gets a NULL time there, and loading_steps keeps only steps with a time (e.ts IS NOT NULL)"),
     # --- location_aliases (0013): a bare HDFS path is the namespaced location with that path
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs WHERE location LIKE 'viewfs://%'"),
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs"),
@@ -116,20 +122,17 @@ MUTATIONS: list[tuple] = [
     (M0063, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
      "      AND (keys IS NULL OR false"),
     (M0063, "           OR list_contains(keys, e.location || '|*'))", "           OR false)",
-     "survives: no probe in reach (CS103, CS107) has a partition whose files only a location-wide key reaches "
-     "(a removal naming the table's location with no partition, such as a delete of <table>/_temporary, beside "
-     "files whose own removals give no key of their partition): found by the runner at 0063, not yet given a case"),
+     "equivalent: CS103's keys are partition keys only, and in CS107 a partition whose files only a location-wide "
+     "key reaches (a removal naming no partition: <table>/_temporary, an S3 directory marker) has no removal of its "
+     "files (a removal of them names their partition, so fate_keys gives its key or its alias's), so it is never "
+     "all removed and gives no finding either way; a file naming no partition, which only that key reaches, is "
+     "kept out by both (partition_spec IS NOT NULL)"),
     (M0063, "CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how",
      "'deleted' AS how"),
     (M0063, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
-     "    WHERE r.kind IN ('delete') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
-     "survives: no probe in reach (CS103, CS107) has a dedup removal outside a temp layer beside other "
-     "principals' deletes of the rest of the partition (Hive's dedup mostly runs in its scratch dir, a temp "
-     "layer): found by the runner at 0063 (main's full run never reached it), not yet given a case"),
+     "    WHERE r.kind IN ('delete') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp"),
     (M0063, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
-     "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL",
-     "survives: no probe in reach has a removal in a temp layer keyed on a partition with its files (a task's "
-     "_temporary/…/dt=1 directory deleted by another principal): found by the runner at 0063, not yet given a case"),
+     "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL"),
     (M0063, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "\n"),
     (M0063, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "      AND NOT (r.file_name IS NULL)\n"),
     (M0063, "coalesce(r.detail->>'storage', '') = 's3'", "r.detail->>'storage' = 's3'"),
