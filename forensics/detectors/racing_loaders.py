@@ -112,7 +112,11 @@ class RacingLoaders(SqlDetector):
     deleted the directory the winner had just filled (HIVE-20725, HIVE-24428, HIVE-29744).
     Where only the NameNode audit log recorded the loads, the writers are two queries (Hive's
     caller context) that each renamed files out of their staging directories into the partition
-    within overlapping windows; one query's several renames are one load.
+    within overlapping windows; one query's several renames are one load. Where the metastore
+    audit recorded them, the writers are its handler threads (one per connection, with the user
+    and client address of their lines), each window running from the thread's get_partition
+    check to its add_partition; deletes of the partition from the race on by a client outside
+    it (an S3 access log's record of the losing loader's cleanup) are named with the finding.
     Severity is critical when a delete followed another writer's load: that data is gone.
     Remedy: apply HIVE-20725 (re-check the partition before deleting the directory it created),
     make loads idempotent and single-flight (one scheduler run per partition, reject duplicate
