@@ -27,7 +27,7 @@ MUTATIONS: list[tuple] = [
     (M0064, "coalesce(e.part_location, e.part_table) AS pkey", "e.part_table AS pkey"),
     (M0064, "'partition_exists', 'load', 'delete')\n", "'partition_exists', 'load')\n"),
     (M0064, "WHERE e.kind IN ('dir_create', 'partition_add',", "WHERE e.kind IN ("),
-    (M0064, "WHERE e.ts IS NOT NULL AND e.part_spec IS NOT NULL\n", "WHERE e.ts IS NOT NULL\n",
+    (M0064, "  AND e.ts IS NOT NULL AND e.part_spec IS NOT NULL\n", "  AND e.ts IS NOT NULL\n",
      'equivalent: CS103, the one detector reading loading_steps, joins steps only on part_spec = part_spec (NULL never equal): a step without a spec takes part in no window pair, loss or finding'),
     (M0064, "  AND coalesce(e.query_id, e.thread, e.app_id) IS NOT NULL\n", "\n",
      "equivalent: such a step's writer is NULL (its query comes through q.thread = e.thread, NULL here), and CS103 pairs writers only by <> and = (NULL never true): it takes part in no race, loss or finding"),
@@ -35,7 +35,9 @@ MUTATIONS: list[tuple] = [
     (M0064, "FROM steps WHERE checked_at IS NOT NULL", "FROM steps WHERE false"),
     (M0064, "CAST(checked_at AS TIMESTAMP) AS ts", "ts"),
     (M0064, "FROM steps WHERE checked_at IS NOT NULL", "FROM steps",
-     "equivalent: a step without a check gets a NULL time there, and loading_steps keeps only steps with a time (e.ts IS NOT NULL)"),
+     "equivalent: a step without a check gets a NULL time there; CS103, the one detector reading loading_steps, reads "
+     "its times through min/max (NULL ignored) and comparisons (NULL never true), its kind is no 'delete' or 'load', and "
+     "its event is the step's own, kept once in the evidence"),
     # --- location_aliases (0013): a bare HDFS path is the namespaced location with that path
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs WHERE location LIKE 'viewfs://%'"),
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs"),
