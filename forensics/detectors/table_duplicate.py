@@ -63,7 +63,7 @@ UNION ALL
 SELECT * FROM twin_groups
 UNION ALL
 SELECT * FROM hudi_twins
-ORDER BY location, partition_spec, t1
+ORDER BY location, partition_spec, t1, how
 """
 
 

@@ -122,6 +122,24 @@ def hudi(work: Path, drop=(), extra=()) -> tuple[dict[str, str], list[dict]]:
     return files, out
 
 
+def hudi_at(work: Path, name: str, drop=(), extra=()) -> tuple[dict[str, str], list[dict]]:
+    """``hudi(work, drop, extra)`` as the table at ``{root}/<name>``: one of two tables side by side."""
+    files, events = hudi(work, drop=drop, extra=extra)
+    return ({f"{name}/{k}": v for k, v in files.items()},
+            [{**e, "location": f"{{root}}/{name}", "path": e["path"].replace("{root}/", f"{{root}}/{name}/", 1)} for e in events])
+
+
+def hdfs_audit(second: int, cmd: str, src: str, dst: str = "null", ugi: str = "etl (auth:SIMPLE)", ip: str = "10.0.0.21",
+               allowed: bool = True, perm: str | None = "etl:supergroup:rw-r--r--", ctx: str | None = None) -> str:
+    """One HDFS NameNode audit line as Hadoop's DefaultAuditLogger writes it (FSNamesystem.audit:
+    allowed= ugi= ip=/ cmd= src= dst= perm= proto=, then callerContext= when
+    hadoop.caller.context.enabled); ``perm`` None is ``perm=null``, the line of a call whose
+    result has no file status (a refused rename)."""
+    line = (f"2024-03-01 10:00:{second:02d},120 INFO FSNamesystem.audit: allowed={str(allowed).lower()}\tugi={ugi}\t"
+            f"ip=/{ip}\tcmd={cmd}\tsrc={src}\tdst={dst}\tperm={perm or 'null'}\tproto=rpc")
+    return line + (f"\tcallerContext={ctx}" if ctx else "") + "\n"
+
+
 def _block(dumper, text: str):
     style = "|" if "\n" in text else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
@@ -286,6 +304,12 @@ def main(work: Path) -> None:
     inflight_twin = f"10/4f2685a3-614f-49ca-9b2b-e1cb9fb61f27-0_0-95-140_{i2}.parquet"
     hudi_orphan = f"10/{orphan_fid}_2-74-112_{i1}.parquet"
     hudi_killed = hudi(work, drop=(f"{i2}.commit",), extra=(twin, inflight_twin, hudi_orphan))
+    # two Hudi tables: a, and b, a copy of a's directory beside it whose timeline no longer holds
+    # instant i1 (rolled back there: its instant files gone) while i1's base files, and a second
+    # attempt's base file of one of its file groups, are still on b's storage. a's log adds that
+    # file group at i1 under another write token: b's files are b's orphans, not a's twins
+    a_files, a_events = hudi_at(work, "a")
+    b_files, b_events = hudi_at(work, "b", drop=(f"{i1}.commit", f"{i1}.commit.requested", f"{i1}.inflight"), extra=(twin,))
     dump("table_orphan", "CS201", "table-orphan-file", [
         {"name": "a killed writer's file no version references, written before the latest commit",
          "files": log_files(t), "events": listing(t, extra=[(stray, before)]),
@@ -323,6 +347,11 @@ def main(work: Path) -> None:
         {"name": "Hudi: a file group a completed instant never listed, beside a second attempt's base file (CS202's) and an inflight instant's files (CS206's)",
          "files": hudi_killed[0], "events": hudi_killed[1],
          "expect": [{"summary": f"1 file in the unpartitioned table no version of the table's log references (orphans, not data): {hudi_orphan.split('/')[1]}"}]},
+        {"name": "two Hudi tables, a and a copy of its directory beside it that rolled back an instant: the copy's files of it, a second attempt's among them, are its orphans, though a's log adds that file group and instant",
+         "files": {**a_files, **b_files}, "events": a_events + b_events,
+         "expect": [{"summary": "3 files in the unpartitioned table no version of the table's log references"}]},
+        {"name": "negative - the same two Hudi tables, the copy's timeline whole: every base file referenced, the twin in the copy CS202's",
+         "files": {**a_files, **hudi_at(work, "b")[0]}, "events": a_events + hudi_at(work, "b", extra=(twin,))[1], "expect": []},
     ])
 
     # CS202: delta-rs' transaction API re-adding a live file (a retried commit)
@@ -411,6 +440,16 @@ def main(work: Path) -> None:
         {"name": "speculative twins in a snapshot whose summary names no application, with two applications' attempts of those TIDs in the store: named by TID only",
          "events": twins(("00003", 7), ("00003", 12), app=None) + attempts("app-20240101000000-0001", 7, 12) + attempts(other, 7, 12),
          "expect": [{"actors": ["TID 12", "TID 7"], "detail": {"how": "twins"}}]},
+        # add_files run again on a twin's file (iceberg-python#2130): the file is live once, from
+        # its latest add; the twins name each file once, with the versions that made them live
+        {"name": "speculative twins, one of them re-added by a later add_files while live",
+         "events": twins(("00003", 7), ("00003", 12)) + twins(("00003", 12), version=2),
+         "expect": [{"partition": "dt=2024-01-01", "summary": f"(version 1 and 2): {twins(('00003', 12))[0]['file_name']}, "
+                                                                f"{twins(('00003', 7))[0]['file_name']}", "detail": {"how": "twins"}},
+                    {"partition": "dt=2024-01-01", "detail": {"versions": [1, 2], "how": "while live"}}]},
+        {"name": "one task's file added by a snapshot and re-added by add_files: the re-add only, no twins",
+         "events": twins(("00003", 7)) + twins(("00003", 7), version=2),
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"versions": [1, 2], "how": "while live"}}]},
         {"name": "negative - two tasks' files (two Spark partitions) in one snapshot",
          "events": twins(("00003", 7), ("00004", 8)), "expect": []},
         {"name": "negative - one task that rolled to a second file, and a merge-on-read task's data file and its position deletes",
@@ -442,6 +481,21 @@ def main(work: Path) -> None:
     for name in ("orders", "orders_2024"):
         write_deltalake(str(sib / name), ROWS, partition_by=["dt"])
     sib_gone = [p for p in live(sib / "orders_2024") if p.startswith("dt=2024-01-02/")][0]
+    # nested table roots: a table written inside another's directory. audit of the outer table
+    # lists the inner one's files too (under the outer root); audit of the inner one, later, no
+    # longer finds one of them
+    nest = work / "missing-nested"
+    write_deltalake(str(nest), ROWS, partition_by=["dt"])
+    write_deltalake(str(nest / "inner"), ROWS, partition_by=["dt"])
+    nest_gone = [p for p in live(nest / "inner") if p.startswith("dt=2024-01-02/")][0]
+    outer_listing = [e for e in listing(nest, commit_ts(nest / "inner", 0)) if "/_delta_log/" not in e["path"]]
+    # ingest reads no table inside another's root (its files are the outer log's): the inner
+    # table's adds are stated as the delta-log reader makes them from its log (delta-rs' own)
+    nested_files = log_files(nest)
+    inner_adds = [{"kind": "table_add", "ts": str(commit_ts(nest / "inner", 0)), "location": "{root}/inner",
+                   "path": "{root}/inner/" + a["path"], "partition_spec": f"dt={a['partition']['dt']}",
+                   "file_name": a["path"].split("/")[1], "size": a["size_bytes"], "detail": {"format": "delta-log", "version": 0}}
+                  for a in pa.table(DeltaTable(str(nest / "inner")).get_add_actions(flatten=False)).to_pylist()]
     dump("table_missing", "CS203", "table-missing-file", [
         {"name": "a file the current version references is not on storage", "files": log_files(t),
          "events": listing(t, commit_ts(t, 0), skip=(gone,)),
@@ -477,6 +531,15 @@ def main(work: Path) -> None:
              {"kind": "delete", "ts": str(commit_ts(sib / "orders_2024", 0) + dt.timedelta(minutes=5)),
               "thread": "jdoe from 10.20.9.44", "path": "{root}/orders"}],
          "expect": [{"partition": "dt=2024-01-02", "actors": [], "summary": "is missing from dt=2024-01-02"}]},
+        {"name": "nested table roots: the inner table's file, in the outer table's earlier listing, is missing from the inner one's own",
+         "files": nested_files,
+         "events": inner_adds + outer_listing + listing(nest / "inner", commit_ts(nest / "inner", 0) + dt.timedelta(minutes=5),
+                                                        prefix="inner/", skip=(nest_gone,)),
+         "expect": [{"partition": "dt=2024-01-02", "summary": f"is missing from dt=2024-01-02: {nest_gone.split('/')[1]}"}]},
+        {"name": "negative - nested table roots, each listing holding every file of both tables",
+         "files": nested_files,
+         "events": inner_adds + outer_listing + listing(nest / "inner", commit_ts(nest / "inner", 0) + dt.timedelta(minutes=5), prefix="inner/"),
+         "expect": []},
         {"name": "a missing file whose partition directory the storage recorded deleted",
          "files": log_files(t), "events": listing(t, commit_ts(t, 0), skip=(gone,)) + [
              {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
@@ -527,6 +590,8 @@ def main(work: Path) -> None:
     write_deltalake(handle, ROWS, mode="overwrite", partition_by=["dt"])
     iceberg_meta = "warehouse/orders/metadata/v3.metadata.json"
     hudi_instant = "warehouse/trips/.hoodie/20240301100005123.commit"
+    hdfs_log, commit3 = "/warehouse/orders/_delta_log", "00000000000000000003.json"
+    tmp_a, tmp_b = (f".{commit3}.{u}.tmp" for u in ("3f2c1d4e-0000-4000-8000-000000000001", "9a8b7c6d-0000-4000-8000-000000000002"))
     dump("table_lost_commit", "CS204", "table-lost-commit", [
         {"name": "version 1 is absent between versions 0 and 2", "files": log_files(t, drop=(1,)),
          "expect": [{"summary": "version 1 is missing from the log", "detail": {"how": "gap"}}]},
@@ -569,6 +634,22 @@ def main(work: Path) -> None:
          "files": {"s3-access.log": s3_put("etl", "7QW1Z2X3C4V5B6N7", "10:00:05", hudi_instant, agent="Hadoop 3.3.6, aws-sdk-java/1.12.367")
                    + s3_put("backfill", "8AB2C3D4E5F6G7H8", "10:00:06", hudi_instant, agent="Hadoop 3.3.6, aws-sdk-java/1.12.367")},
          "expect": [{"summary": "20240301100005123.commit of s3a://lake/warehouse/trips was written twice", "detail": {"how": "written twice"}}]},
+        # Delta's HDFSLogStore writes a temp file, then renames it onto N.json: HDFS refuses the
+        # rename while N.json exists, so a second writer's rename succeeds only once the first
+        # commit file is gone (deleted by hand or by a cleanup): the second commit replaced it
+        {"name": "two writers' renames onto one Delta commit file on HDFS, the first one's deleted between them: the NameNode audit log",
+         "files": {"hdfs-audit.log": hdfs_audit(1, "create", f"{hdfs_log}/{tmp_a}") + hdfs_audit(2, "rename", f"{hdfs_log}/{tmp_a}", f"{hdfs_log}/{commit3}")
+                   + hdfs_audit(3, "create", f"{hdfs_log}/{tmp_b}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")
+                   + hdfs_audit(4, "delete", f"{hdfs_log}/{commit3}", ugi="jdoe (auth:SIMPLE)", ip="10.20.9.44")
+                   + hdfs_audit(5, "rename", f"{hdfs_log}/{tmp_b}", f"{hdfs_log}/{commit3}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")},
+         "expect": [{"summary": f"{commit3} of /warehouse/orders was written twice",
+                     "actors": ["backfill from 10.0.0.35", "etl from 10.0.0.21"], "detail": {"how": "written twice"}}]},
+        {"name": "negative - the second writer's rename onto the existing commit file refused (allowed=false, perm=null): written once",
+         "files": {"hdfs-audit.log": hdfs_audit(1, "create", f"{hdfs_log}/{tmp_a}") + hdfs_audit(2, "rename", f"{hdfs_log}/{tmp_a}", f"{hdfs_log}/{commit3}")
+                   + hdfs_audit(3, "create", f"{hdfs_log}/{tmp_b}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")
+                   + hdfs_audit(5, "rename", f"{hdfs_log}/{tmp_b}", f"{hdfs_log}/{commit3}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35",
+                                allowed=False, perm=None)},
+         "expect": []},
         {"name": "negative - one PUT of each commit file", "files": {"s3-access.log": s3_put("etl", "7QW1Z2X3C4V5B6N7", "10:00:05")},
          "expect": []},
     ])
