@@ -550,6 +550,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS201", "AND h.detail->>'version' = regexp_extract(l.file_name, '_(\\\\d+)\\\\.\\\\w+$', 1))", ")"),
     ("CS201", "FROM orphans o LEFT JOIN uncommitted u ON u.location = o.location", "FROM orphans o LEFT JOIN uncommitted u ON false"),
     ("CS201", 'row["actors"] = [f"TID {t}" for t in row["tids"] if t]', 'row["actors"] = []'),
+    ("CS201", "        tie_file_writers(con, findings)  # the attempt", "        pass  # the attempt"),
 
     # ===== CS202 table-duplicate-file (forensics/detectors/table_duplicate.py) =====
     ("CS202", "FROM table_files WHERE kind = 'table_add'\n", "FROM table_files WHERE true\n"),
@@ -582,6 +583,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS202", "CASE WHEN a.prev_v = a.v THEN 'same commit' ELSE 'while live' END", "'while live'"),
     ("CS202", "UNION ALL\nSELECT * FROM twin_groups\n", ""),
     ("CS202", "UNION ALL\nSELECT * FROM hudi_twins\n", ""),
+    ("CS202", "        tie_file_writers(con, findings)\n        again", "        again"),
+    ("CS202", "again = [f for f in findings if f.detail[\"how\"] != \"twins\"]", "again = []"),
+    ("CS202", "            if x and x not in f.actors:\n", "            if False:\n"),
 
     # ===== CS203 table-missing-file (forensics/detectors/table_missing.py) =====
     ("CS203", "WHERE v.location IN (SELECT location FROM audited)", "WHERE true"),

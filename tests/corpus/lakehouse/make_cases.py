@@ -140,6 +140,47 @@ def hdfs_audit(second: int, cmd: str, src: str, dst: str = "null", ugi: str = "e
     return line + (f"\tcallerContext={ctx}" if ctx else "") + "\n"
 
 
+# Spark Utils.CallerContext: SPARK_TASK_<appId>_<appAttemptId>_JId_<job>_SId_<stage>_<stageAttempt>_TId_<tid>_<attempt>
+APP_YARN = "application_1716000000000_0042"
+
+
+def task_context(stage: int, tid: int, attempt: int, job: int = 3) -> str:
+    return f"SPARK_TASK_{APP_YARN}_1_JId_{job}_SId_{stage}_0_TId_{tid}_{attempt}"
+
+
+# The real application start and SQL execution events of an event log of tests/corpus
+# (spark-rapids-tools' writeformat_eventlog), its application id and execution 0's plan and times
+# set: a plan naming the table as Delta's WriteIntoDeltaCommand prints it (Spark's formatted
+# explain: ``(N) Execute <command>`` / ``Arguments: OutputSpec(<path>,Map(),List(…))``), as
+# tests/test_lakehouse_writers.py builds them.
+SPARK_LOG = Path(__file__).resolve().parents[1] / "spark-rapids-tools" / "writeformat_eventlog"
+
+
+def delta_write_plan(path: str) -> str:
+    return ("== Physical Plan ==\nExecute WriteIntoDeltaCommand (2)\n+- LocalTableScan (1)\n\n\n"
+            "(1) LocalTableScan\nOutput [2]: [dt#0, v#1L]\nArguments: [dt#0, v#1L]\n\n"
+            f"(2) Execute WriteIntoDeltaCommand\nInput [2]: [dt#0, v#1L]\nArguments: OutputSpec({path},Map(),List(dt#0, v#1L))\n")
+
+
+def execution_log(app: str, path: str, start: dt.datetime, end: dt.datetime) -> str:
+    """An event log of application ``app`` whose SQL execution 0 wrote the Delta table at
+    ``path`` from ``start`` to ``end``."""
+    ms = {"start": int(start.replace(tzinfo=dt.timezone.utc).timestamp() * 1000),
+          "end": int(end.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)}
+    out = []
+    for line in SPARK_LOG.read_text().splitlines():
+        d = json.loads(line)
+        if d["Event"] == "SparkListenerLogStart":
+            out.append(line)
+        elif d["Event"] == "SparkListenerApplicationStart":
+            out.append(json.dumps({**d, "App ID": app}))
+        elif d["Event"].endswith("SQLExecutionStart") and d["executionId"] == 0:
+            out.append(json.dumps({**d, "physicalPlanDescription": delta_write_plan(path), "time": ms["start"]}))
+        elif d["Event"].endswith("SQLExecutionEnd") and d["executionId"] == 0:
+            out.append(json.dumps({**d, "time": ms["end"]}))
+    return "\n".join(out) + "\n"
+
+
 def _block(dumper, text: str):
     style = "|" if "\n" in text else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
@@ -310,6 +351,23 @@ def main(work: Path) -> None:
     # file group at i1 under another write token: b's files are b's orphans, not a's twins
     a_files, a_events = hudi_at(work, "a")
     b_files, b_events = hudi_at(work, "b", drop=(f"{i1}.commit", f"{i1}.commit.requested", f"{i1}.inflight"), extra=(twin,))
+    # Delta data files tied to their Spark task attempts by the storage's own record (a Delta
+    # name carries no TID): the NameNode audit's create of each file under the table root, its
+    # callerContext the task's. Task 0 of stage 5 ran twice (TIDs 7 and 12, a speculative copy);
+    # the log added attempt 0's file, attempt 1's is on storage unreferenced
+    ot = work / "orphan-tied"
+    for mode in ("error", "append"):
+        write_deltalake(str(ot), ROWS, mode=mode, partition_by=["dt"])
+    ot_live = live(ot)
+    loser = "dt=2024-01-01/part-00000-4e5d6c7b-8a9f-4b0c-9d1e-2f3a4b5c6d7e-c000.snappy.parquet"
+    ot_before = commit_ts(ot, 1) - dt.timedelta(seconds=30)
+    creates = "".join(hdfs_audit(1 + i, "create", f"{{root}}/t/{rel}", ctx=task_context(5, 7 + i, 0), ip=f"10.0.0.{21 + i}")
+                      for i, rel in enumerate(ot_live))
+
+    def tied(*lines: str) -> dict:
+        return {**log_files(ot, prefix="t/"), "hdfs-audit.log": creates + "".join(lines)}
+
+    ot_listing = listing(ot, prefix="t/", extra=[(loser, ot_before)])
     dump("table_orphan", "CS201", "table-orphan-file", [
         {"name": "a killed writer's file no version references, written before the latest commit",
          "files": log_files(t), "events": listing(t, extra=[(stray, before)]),
@@ -347,6 +405,33 @@ def main(work: Path) -> None:
         {"name": "Hudi: a file group a completed instant never listed, beside a second attempt's base file (CS202's) and an inflight instant's files (CS206's)",
          "files": hudi_killed[0], "events": hudi_killed[1],
          "expect": [{"summary": f"1 file in the unpartitioned table no version of the table's log references (orphans, not data): {hudi_orphan.split('/')[1]}"}]},
+        {"name": "a Delta data file no version references, named with the Spark task attempt whose create of it the HDFS audit log records",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing,
+         "expect": [{"partition": "dt=2024-01-01", "actors": [f"{APP_YARN}/stage 5.0/attempt 1 (TID 12) on 10.0.0.31"],
+                     "summary": f"1 file in dt=2024-01-01 no version of the table's log references (orphans, not data): {loser.split('/')[1]}",
+                     # the audit line of its create (ingested before the case's events), the listed file
+                     "evidence": [f"hdfs-audit.log:{len(ot_live) + 1}",
+                                  f"events:{1 + [e['path'] for e in ot_listing].index('{root}/t/' + loser)}"]}]},
+        {"name": "negative - the audit log's create of the same file name under another table's root names no one",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/u/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        {"name": "negative - a create of the same name under _temporary, never renamed into the table, names no one",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/_temporary/0/_temporary/attempt_202403011000000005_0005_m_000000_12/{loser}",
+                                  ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        # two attempts' creates of one path: the storage holds one file and its audit cannot say
+        # whose bytes they are (a create with overwrite replaces the file, the first writer's
+        # close may come after it): neither is named, as for a log file two principals wrote
+        {"name": "negative - two attempts' creates of the orphan's one path name neither",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31"),
+                       hdfs_audit(21, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 7, 0), ip="10.0.0.21")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        {"name": "one attempt's two creates of the orphan's path (a retried create in one task) name that attempt",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31"),
+                       hdfs_audit(21, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing,
+         "expect": [{"partition": "dt=2024-01-01", "actors": [f"{APP_YARN}/stage 5.0/attempt 1 (TID 12) on 10.0.0.31"]}]},
         {"name": "two Hudi tables, a and a copy of its directory beside it that rolled back an instant: the copy's files of it, a second attempt's among them, are its orphans, though a's log adds that file group and instant",
          "files": {**a_files, **b_files}, "events": a_events + b_events,
          "expect": [{"summary": "3 files in the unpartitioned table no version of the table's log references"}]},
@@ -406,6 +491,20 @@ def main(work: Path) -> None:
                    "detail": {"format": "delta-log", "version": v}} for v in (0, 1)]
     # two applications in the store, each with TIDs 7 and 12: files whose log names no application
     other = "app-20240101000000-0002"
+    # the SQL execution whose commit re-added the live file (version 1 of ``dup``): execution 0
+    # of an application whose plan wrote the table, its window around the commit; another
+    # application's execution 0, which wrote another table, still running then
+    v1 = commit_ts(t, 1)
+    app1, app2 = "local-1629442299891", "local-1629442299892"
+
+    def executions(*logs: tuple[str, str, int, int]) -> dict:
+        """``dup``'s log under t/ and an event log per (app, table, start, end: seconds from version 1's commit)."""
+        return {**log_files(t, prefix="t/"), **{app: execution_log(app, f"{{root}}/{table}", v1 + dt.timedelta(seconds=a),
+                                                                   v1 + dt.timedelta(seconds=b)) for app, table, a, b in logs}}
+
+    readd = {"partition": "dt=" + first["partition"]["dt"], "detail": {"versions": [0, 1], "how": "while live"}}
+    # one commit adding a file twice, the file's create in the HDFS audit log by a task attempt
+    same_created = hdfs_audit(1, "create", f"{{root}}/t/{new_file}", ctx=task_context(2, 41, 0), ip="10.0.0.23")
     dump("table_duplicate", "CS202", "table-duplicate-file", [
         {"name": "a commit re-adds a file that is live", "files": log_files(t),
          "expect": [{"partition": "dt=" + first["partition"]["dt"], "summary": "version 1 adds ",
@@ -416,6 +515,17 @@ def main(work: Path) -> None:
         {"name": "a retried commit re-adds a restored file while live, between another partition's delete and its own",
          "files": log_files(r),
          "expect": [{"partition": "dt=" + restored["partition"]["dt"], "detail": {"versions": [2, 4], "how": "while live"}}]},
+        {"name": "a commit re-adds a live file, named with the SQL execution whose window holds the commit",
+         "files": executions((app1, "t", -2, 2), (app2, "u", -60, 30)),
+         "expect": [{**readd, "actors": [f"{app1}/SQL execution 0"]}]},
+        {"name": "the re-adding commit inside the windows of two executions writing the table: neither named",
+         "files": executions((app1, "t", -2, 2), (app2, "t", -60, 30)), "expect": [{**readd, "actors": []}]},
+        {"name": "an execution writing the table that ended before the commit, and one that started after it: neither named",
+         "files": executions((app1, "t", -60, -10), (app2, "t", 10, 30)), "expect": [{**readd, "actors": []}]},
+        {"name": "one commit adds a file twice, named with the task attempt whose create of it the HDFS audit log records",
+         "files": {**log_files(same, prefix="t/"), "hdfs-audit.log": same_created},
+         "expect": [{"partition": "dt=2024-01-03", "actors": ["application_1716000000000_0042/stage 2.0/attempt 0 (TID 41) on 10.0.0.23"],
+                     "detail": {"versions": [1, 1], "how": "same commit"}}]},
         {"name": "negative - RESTORE adds again the files an overwrite removed", "files": log_files(n), "expect": []},
         {"name": "a shallow clone re-adds a file of its source while live; the source's own delete of it does not count",
          "files": log_files(cl / "a", prefix="a/"), "events": clone_adds,
