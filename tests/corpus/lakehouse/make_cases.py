@@ -505,6 +505,7 @@ def main(work: Path) -> None:
     readd = {"partition": "dt=" + first["partition"]["dt"], "detail": {"versions": [0, 1], "how": "while live"}}
     # one commit adding a file twice, the file's create in the HDFS audit log by a task attempt
     same_created = hdfs_audit(1, "create", f"{{root}}/t/{new_file}", ctx=task_context(2, 41, 0), ip="10.0.0.23")
+    twin_files = twins(("00003", 7), ("00003", 12), app=APP_YARN)
     dump("table_duplicate", "CS202", "table-duplicate-file", [
         {"name": "a commit re-adds a file that is live", "files": log_files(t),
          "expect": [{"partition": "dt=" + first["partition"]["dt"], "summary": "version 1 adds ",
@@ -542,6 +543,15 @@ def main(work: Path) -> None:
          "events": twins(("00003", 7), ("00003", 12)) + attempts("app-20240101000000-0001", 7, 12),
          "expect": [{"actors": ["app-20240101000000-0001", "app-20240101000000-0001/stage 1.0/task 3 attempt 0 (TID 7)",
                                 "app-20240101000000-0001/stage 1.0/task 3 attempt 1 (TID 12)"], "detail": {"how": "twins"}}]},
+        # no event log: the NameNode audit's creates of the two files name each attempt (its
+        # attempt number and host), beside the TIDs the file names hold
+        {"name": "speculative twins named by the attempts whose creates of them the HDFS audit log records",
+         "events": twin_files,
+         "files": {"hdfs-audit.log": "".join(hdfs_audit(1 + n, "create", e["path"], ctx=task_context(1, e["detail"]["tid"], n, job=0),
+                                                         ip=f"10.0.0.{21 + n}") for n, e in enumerate(twin_files))},
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"how": "twins"},
+                     "actors": ["TID 12", "TID 7", APP_YARN, f"{APP_YARN}/stage 1.0/attempt 0 (TID 7) on 10.0.0.21",
+                                f"{APP_YARN}/stage 1.0/attempt 1 (TID 12) on 10.0.0.22"]}]},
         # the attempts read their shuffle input in another order: each wrote the partition as its
         # second file
         {"name": "speculative twins whose attempts wrote the partition's file under different counts",
