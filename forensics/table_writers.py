@@ -179,7 +179,7 @@ def tie_file_writers(con, findings) -> None:
     paths = {p for f in findings for p in (f.detail or {}).get("paths") or ()}
     writers = storage_writers(con, paths)
     for f in findings:
-        found = [writers[p] for p in f.detail.get("paths") or () if p in writers]
+        found = [writers[p] for p in (f.detail or {}).get("paths") or () if p in writers]
         f.actors = f.actors + sorted({w.actor for w in found} - set(f.actors))
         f.evidence = f.evidence + sorted({w.event_id for w in found} - set(f.evidence))
 
