@@ -168,6 +168,36 @@ def storage_writers(con, files) -> dict[str, StorageWriter]:
     return {f: next(iter(w.values())) for f, w in found.items() if len(w) == 1}
 
 
+def tie_file_writers(con, findings) -> None:
+    """Each finding's files (``detail["paths"]``) named with the one storage principal that wrote
+    each, as ``storage_writers`` names a log file's: a data file's HDFS audit ``create`` (its
+    callerContext ``SPARK_TASK_<app>_JId_…_SId_<stage>_<stageAttempt>_TId_<tid>_<attempt>``
+    names the Spark task attempt, its client address the host) or S3 PUT (the S3A Referer's
+    ``ta=``). A Delta data file's name carries no TID: the storage's record is what ties it to
+    its attempt. The writer's name joins the actors (analyze words it as the attempt's one
+    label: application, stage, attempt, TID, host), its record the evidence."""
+    paths = {p for f in findings for p in (f.detail or {}).get("paths") or ()}
+    writers = storage_writers(con, paths)
+    for f in findings:
+        found = [writers[p] for p in (f.detail or {}).get("paths") or () if p in writers]
+        f.actors = f.actors + sorted({w.actor for w in found} - set(f.actors))
+        f.evidence = f.evidence + sorted({w.event_id for w in found} - set(f.evidence))
+
+
+def commit_executions(con, commits) -> dict[tuple[str, str], str]:
+    """The SQL execution (``app/SQL execution N``) that wrote each commit of ``commits``
+    ((table location, version)), when one execution's plan wrote the table and its window holds
+    the commit (``commit_writers``)."""
+    commits = {(loc, str(v)) for loc, v in commits if loc and v is not None}
+    if not commits:
+        return {}
+    out = {}
+    for (loc, _fmt, version), (_eid, writer, _path) in commit_writers(con, {c[0] for c in commits}).items():
+        if (loc, version) in commits and writer.execution:
+            out[(loc, version)] = writer.lane
+    return out
+
+
 def _executions(con, locations: set[str]) -> dict[str, list]:
     """The SQL executions whose plan's write target is one of the table ``locations`` (its path
     as every source keys it, or a table name whose location is the table's)."""
@@ -253,5 +283,5 @@ def table_ties(con, event_ids, commits: dict | None = None) -> dict[int, TableTi
     return out
 
 
-__all__ = ["CommitWriter", "StorageWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_file", "commit_writers",
-           "log_lane", "storage_writers", "table_ties"]
+__all__ = ["CommitWriter", "StorageWriter", "TABLE_KINDS", "TableTie", "attempt_labels", "commit_executions", "commit_file",
+           "commit_writers", "log_lane", "storage_writers", "table_ties", "tie_file_writers"]

@@ -62,7 +62,7 @@ PATHS = "forensics/paths.py"
 FINDING_MODULES = ("forensics/analyze.py", "forensics/actors.py", "forensics/attempt_labels.py",
                    "forensics/remedies.py")
 # Modules the detectors call for part of their work (their SQL, their words).
-HELPER_MODULES = ("forensics/storage.py", "forensics/file_attempts.py", "forensics/detectors/base.py")
+HELPER_MODULES = ("forensics/storage.py", "forensics/file_attempts.py", "forensics/detectors/base.py", "forensics/table_writers.py")
 
 
 # --- the mutations --------------------------------------------------------------------------

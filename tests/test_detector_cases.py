@@ -3,7 +3,8 @@
 A case gives ``scenario:`` (a shared fixture in cases/scenarios/, which ``replace:`` and
 ``append:`` vary), ``files:`` (real log lines, ingested by the real parsers) and/or ``events:``
 (canonical event dicts, for scenarios whose lines no parser reads yet; enriched like ingest
-does, then written with Store.write_events). ``expect`` lists the detector's findings in report
+does, then written with Store.write_events); ``{root}`` in either stands for the directory the
+files are written to. ``expect`` lists the detector's findings in report
 order; evidence is ``file:line`` for files and ``events:N`` (1-based) for the case's events.
 ``facts`` (optional) gives rows the fact model must hold for the case, by view (``partitions``,
 ``file_lineage``, ``attempts``, ``spark_attempts``): each a list of rows, every row naming the
@@ -72,7 +73,9 @@ def load_case(store: Store, root: Path, case: dict) -> dict[int, str]:
         case = {**scenario(case["scenario"]), **{k: v for k, v in case.items() if k != "scenario"}}
         case["files"] = variant(case.get("files") or {}, case.get("replace") or {}, case.get("append") or {})
     if case.get("files"):
-        report = ingest(store, [str(write_files(root, case["files"]))])
+        # ``{root}`` in a file too: a storage audit line names a table's files by absolute path
+        files = {name: text.replace("{root}", str(root)) for name, text in case["files"].items()}
+        report = ingest(store, [str(write_files(root, files))])
         assert not report.failed, report.failed
     labels = {}
     if case.get("events"):

@@ -167,3 +167,29 @@ def test_hdfs_paths_meet_a_table_read_through_its_file_system_uri_and_one_writer
         ingest(store, [str(log)])
         got = storage_writers(store.con, [f"hdfs://nn:8020/wh/t/_delta_log/0000000000000000000{v}.json" for v in (0, 1)])
         assert {f.rsplit("/", 1)[-1]: w.user for f, w in got.items()} == {"00000000000000000000.json": "etl"}
+
+
+# Spark names a write task's Hadoop attempt attempt_<jobTrackerId>_<stageId>_m_<partitionId>_<TID>
+# (SparkHadoopWriterUtils.createJobID; FileFormatWriter.executeTask's TaskAttemptID takes the TID as
+# its attempt number); the S3A audit Referer carries it as ta=.
+TA = "attempt_20230301100000_0005_m_000000_12"
+DATA = "wh/t/dt=2024-01-01/part-00000-4e5d6c7b-8a9f-4b0c-9d1e-2f3a4b5c6d7e-c000.snappy.parquet"
+
+
+def test_s3_put_of_a_delta_data_file_names_the_task_attempt_of_its_s3a_referer(tmp_path):
+    """A Delta data file's name holds no TID: the S3A Referer's ``ta=`` of its PUT names the
+    attempt. Negative twins: the same name PUT under another table and under _temporary, and a
+    file two attempts PUT (neither named: the object holds one of them, the log cannot say which)."""
+    put = S3.replace("&ji=", f"&ta={TA}&ji=")
+    twice = "wh/t/dt=2024-01-02/part-00000-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d-c000.snappy.parquet"
+    log = tmp_path / "s3-access.log"
+    log.write_text("\n".join([put.format(n=1, key=DATA), put.format(n=2, key=DATA.replace("wh/t/", "wh/u/")),
+                              put.format(n=3, key=DATA.replace("wh/t/", "wh/t/_temporary/0/_temporary/" + TA + "/")),
+                              put.format(n=4, key=twice),
+                              put.replace(TA, TA[:-2] + "7").format(n=5, key=twice)]) + "\n")
+    with Store(tmp_path / "s.duckdb") as store:
+        ingest(store, [str(log)])
+        got = storage_writers(store.con, [f"s3a://lake/{DATA}", f"s3a://lake/{twice}",
+                                          f"s3a://lake/{DATA.replace('wh/t/', 'wh/v/')}"])
+        assert {f: (w.storage, w.cmd, w.actor) for f, w in got.items()} == {
+            f"s3a://lake/{DATA}": ("s3", "REST.PUT.OBJECT", TA)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.table_log import TABLE_FILES, writer
+from commitsleuth.forensics.table_writers import commit_executions, tie_file_writers
 
 # A path added while already live (no remove since its last add), or twice in one commit; and
 # speculative twins: two attempts (TIDs) of one Spark task whose files are both live.
@@ -63,7 +64,7 @@ UNION ALL
 SELECT * FROM twin_groups
 UNION ALL
 SELECT * FROM hudi_twins
-ORDER BY location, partition_spec, t1
+ORDER BY location, partition_spec, t1, how
 """
 
 
@@ -73,7 +74,9 @@ class TableDuplicateFile(SqlDetector):
     Symptom: the table's log adds a path that is already live (no remove in between), adds it
     twice in one commit, or keeps the files of two attempts of one Spark task (same partition,
     operation and task partition id, two TIDs) both live; or two base files of one Hudi file group
-    and completed instant, with two write tokens, are both on storage.
+    and completed instant, with two write tokens, are both on storage. Each file is named with
+    the task attempt whose create of it the storage recorded, and a re-adding commit with the
+    SQL execution whose plan wrote the table while it ran.
     Cause: a retried or replayed commit that re-added files (delta-io/delta#3784), Iceberg
     ``add_files`` run twice or with ``check_duplicate_files=False`` (iceberg-python#2130), or a
     speculative attempt whose output was committed next to the original's (apache/hudi#9615).
@@ -92,6 +95,18 @@ class TableDuplicateFile(SqlDetector):
     def sql(self) -> str:
         return _SQL.format(files=TABLE_FILES.strip(), writer=writer("tw.app_id", "tw.tid"),
                            writer_a=writer("a.app_id", "a.tid"), writer_p=writer("p.app_id", "p.tid"))
+
+    def finish(self, con, findings):
+        # the attempt that wrote each file, from the storage's record; and the SQL execution whose
+        # commit added a live file again (the replayed or retried write)
+        tie_file_writers(con, findings)
+        again = [f for f in findings if f.detail["how"] != "twins"]
+        executions = commit_executions(con, [(f.location, f.detail["versions"][1]) for f in again])
+        for f in again:
+            x = executions.get((f.location, str(f.detail["versions"][1])))
+            if x and x not in f.actors:
+                f.actors = f.actors + [x]
+        return findings
 
     def summary(self, row: dict) -> str:
         names = ", ".join(p.rsplit("/", 1)[-1] for p in row["paths"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
 from commitsleuth.forensics.table_log import TABLE_FILES, retention_hours
+from commitsleuth.forensics.table_writers import tie_file_writers
 
 _SQL = """
 WITH {files},
@@ -50,6 +51,8 @@ class TableOrphanFile(SqlDetector):
     Symptom: data files sit in the table's directories but no commit of the table's log ever
     added them, nor any other table's log (a shallow clone or an in-place import names files
     under another table's root by absolute path: those are its data); they were written before the latest commit, older than the retention window.
+    The writer is named when the log's file name holds its TID (Iceberg) or the storage recorded
+    the file's create (an HDFS audit callerContext or an S3A audit Referer names the task attempt).
     Cause: a write that failed or was killed after writing its files and before its commit
     (its staged commit file may still be in the log directory), or a writer that lost a commit
     race and did not clean up. Readers ignore these files: they are orphans, not data.
@@ -71,6 +74,10 @@ class TableOrphanFile(SqlDetector):
     def to_finding(self, row: dict):
         row["actors"] = [f"TID {t}" for t in row["tids"] if t]
         return super().to_finding(row)
+
+    def finish(self, con, findings):
+        tie_file_writers(con, findings)  # the attempt that wrote each orphan, from the storage's record
+        return findings
 
     def summary(self, row: dict) -> str:
         n = len(row["paths"])

@@ -1,10 +1,12 @@
 """Mutations of the Python rules the detectors read (tests/mutations/__init__.py says the format):
-paths (at ingest), actors, storage, file ties, attempt labels, remedies and the detectors' base."""
+paths (at ingest), actors, storage, file ties, attempt labels, remedies, the detectors' base and
+the table writers (CS201, CS202)."""
 
 PATHS, ACTORS = "forensics/paths.py", "forensics/actors.py"
 STORAGE, FILE_ATTEMPTS = "forensics/storage.py", "forensics/file_attempts.py"
 LABELS, REMEDIES = "forensics/attempt_labels.py", "forensics/remedies.py"
 BASE = "forensics/detectors/base.py"
+TABLE_WRITERS = "forensics/table_writers.py"
 
 MUTATIONS: list[tuple] = [
     # --- forensics/paths.py: every path to (location, partition, file), at ingest
@@ -84,6 +86,18 @@ MUTATIONS: list[tuple] = [
     (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:"),
     (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n"),
     (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n"),
+    # --- forensics/table_writers.py: who wrote a table's files (CS201, CS202) and commits (CS202)
+    (TABLE_WRITERS, "return {f: next(iter(w.values())) for f, w in found.items() if len(w) == 1}",
+     "return {f: next(iter(w.values())) for f, w in found.items() if w}"),
+    (TABLE_WRITERS, "    FROM events WHERE kind IN ('file_create', 'rename')", "    FROM events WHERE kind IN ('rename')"),
+    (TABLE_WRITERS, "coalesce(attempt_id, query_id, thread, app_id, detail->>'user')", "coalesce(thread, app_id, detail->>'user')"),
+    (TABLE_WRITERS, "        f.actors = f.actors + sorted({w.actor for w in found} - set(f.actors))\n", ""),
+    (TABLE_WRITERS, "        f.evidence = f.evidence + sorted({w.event_id for w in found} - set(f.evidence))\n", ""),
+    (TABLE_WRITERS, "start is not None and start - _SLACK <= ts", "start is not None"),
+    (TABLE_WRITERS, "and (end is None or ts <= end + _SLACK) and", "and"),
+    (TABLE_WRITERS, "execution = found[0] if len(found) == 1 else None", "execution = found[0] if found else None"),
+    (TABLE_WRITERS, "if (loc, version) in commits and writer.execution:", "if writer.execution:",
+     "equivalent: the one caller (CS202) looks up only the commits it asked for: a commit it did not ask for is never read"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
     (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
     (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),

@@ -58,11 +58,7 @@ MUTATIONS: list[tuple] = [
     (M0013, "|\\.hive-staging[^/]*|_task_tmp", "|_task_tmp"),
     (M0013, "|-ext-[0-9]+[^/]*)(/|$)')", ")(/|$)')"),
     # --- spark_executions, spark_stage_jobs (0018)
-    (M0018, "LEFT JOIN ends e ON e.app_id = s.app_id AND e.query_id = s.query_id", "LEFT JOIN ends e ON e.query_id = s.query_id",
-     "survives: an execution's end (ended, status) is read by table_writers.py only, for the lakehouse detectors "
-     "(CS20x), which this runner does not reach through it (no HELPER_MODULES entry); a row duplicated for two "
-     "applications' execution 0 is absorbed downstream (file_attempts ranks each file and attempt once, labels "
-     "are one per attempt: the late_commit case with app-2's failed execution 0 does not see it)"),
+    (M0018, "LEFT JOIN ends e ON e.app_id = s.app_id AND e.query_id = s.query_id", "LEFT JOIN ends e ON e.query_id = s.query_id"),
     (M0018, "s.location AS write_location", "NULL AS write_location"),
     (M0018, "arg_min(job_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS job_id", "arg_max(job_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS job_id"),
     (M0018, "arg_min(query_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS execution_id", "NULL AS execution_id"),

@@ -122,6 +122,65 @@ def hudi(work: Path, drop=(), extra=()) -> tuple[dict[str, str], list[dict]]:
     return files, out
 
 
+def hudi_at(work: Path, name: str, drop=(), extra=()) -> tuple[dict[str, str], list[dict]]:
+    """``hudi(work, drop, extra)`` as the table at ``{root}/<name>``: one of two tables side by side."""
+    files, events = hudi(work, drop=drop, extra=extra)
+    return ({f"{name}/{k}": v for k, v in files.items()},
+            [{**e, "location": f"{{root}}/{name}", "path": e["path"].replace("{root}/", f"{{root}}/{name}/", 1)} for e in events])
+
+
+def hdfs_audit(second: int, cmd: str, src: str, dst: str = "null", ugi: str = "etl (auth:SIMPLE)", ip: str = "10.0.0.21",
+               allowed: bool = True, perm: str | None = "etl:supergroup:rw-r--r--", ctx: str | None = None) -> str:
+    """One HDFS NameNode audit line as Hadoop's DefaultAuditLogger writes it (FSNamesystem.audit:
+    allowed= ugi= ip=/ cmd= src= dst= perm= proto=, then callerContext= when
+    hadoop.caller.context.enabled); ``perm`` None is ``perm=null``, the line of a call whose
+    result has no file status (a refused rename)."""
+    line = (f"2024-03-01 10:00:{second:02d},120 INFO FSNamesystem.audit: allowed={str(allowed).lower()}\tugi={ugi}\t"
+            f"ip=/{ip}\tcmd={cmd}\tsrc={src}\tdst={dst}\tperm={perm or 'null'}\tproto=rpc")
+    return line + (f"\tcallerContext={ctx}" if ctx else "") + "\n"
+
+
+# Spark Utils.CallerContext: SPARK_TASK_<appId>_<appAttemptId>_JId_<job>_SId_<stage>_<stageAttempt>_TId_<tid>_<attempt>
+APP_YARN = "application_1716000000000_0042"
+
+
+def task_context(stage: int, tid: int, attempt: int, job: int = 3) -> str:
+    return f"SPARK_TASK_{APP_YARN}_1_JId_{job}_SId_{stage}_0_TId_{tid}_{attempt}"
+
+
+# The real application start and SQL execution events of an event log of tests/corpus
+# (spark-rapids-tools' writeformat_eventlog), its application id and execution 0's plan and times
+# set: a plan naming the table as Delta's WriteIntoDeltaCommand prints it (Spark's formatted
+# explain: ``(N) Execute <command>`` / ``Arguments: OutputSpec(<path>,Map(),List(…))``), as
+# tests/test_lakehouse_writers.py builds them.
+SPARK_LOG = Path(__file__).resolve().parents[1] / "spark-rapids-tools" / "writeformat_eventlog"
+
+
+def delta_write_plan(path: str) -> str:
+    return ("== Physical Plan ==\nExecute WriteIntoDeltaCommand (2)\n+- LocalTableScan (1)\n\n\n"
+            "(1) LocalTableScan\nOutput [2]: [dt#0, v#1L]\nArguments: [dt#0, v#1L]\n\n"
+            f"(2) Execute WriteIntoDeltaCommand\nInput [2]: [dt#0, v#1L]\nArguments: OutputSpec({path},Map(),List(dt#0, v#1L))\n")
+
+
+def execution_log(app: str, path: str, start: dt.datetime, end: dt.datetime) -> str:
+    """An event log of application ``app`` whose SQL execution 0 wrote the Delta table at
+    ``path`` from ``start`` to ``end``."""
+    ms = {"start": int(start.replace(tzinfo=dt.timezone.utc).timestamp() * 1000),
+          "end": int(end.replace(tzinfo=dt.timezone.utc).timestamp() * 1000)}
+    out = []
+    for line in SPARK_LOG.read_text().splitlines():
+        d = json.loads(line)
+        if d["Event"] == "SparkListenerLogStart":
+            out.append(line)
+        elif d["Event"] == "SparkListenerApplicationStart":
+            out.append(json.dumps({**d, "App ID": app}))
+        elif d["Event"].endswith("SQLExecutionStart") and d["executionId"] == 0:
+            out.append(json.dumps({**d, "physicalPlanDescription": delta_write_plan(path), "time": ms["start"]}))
+        elif d["Event"].endswith("SQLExecutionEnd") and d["executionId"] == 0:
+            out.append(json.dumps({**d, "time": ms["end"]}))
+    return "\n".join(out) + "\n"
+
+
 def _block(dumper, text: str):
     style = "|" if "\n" in text else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
@@ -286,6 +345,29 @@ def main(work: Path) -> None:
     inflight_twin = f"10/4f2685a3-614f-49ca-9b2b-e1cb9fb61f27-0_0-95-140_{i2}.parquet"
     hudi_orphan = f"10/{orphan_fid}_2-74-112_{i1}.parquet"
     hudi_killed = hudi(work, drop=(f"{i2}.commit",), extra=(twin, inflight_twin, hudi_orphan))
+    # two Hudi tables: a, and b, a copy of a's directory beside it whose timeline no longer holds
+    # instant i1 (rolled back there: its instant files gone) while i1's base files, and a second
+    # attempt's base file of one of its file groups, are still on b's storage. a's log adds that
+    # file group at i1 under another write token: b's files are b's orphans, not a's twins
+    a_files, a_events = hudi_at(work, "a")
+    b_files, b_events = hudi_at(work, "b", drop=(f"{i1}.commit", f"{i1}.commit.requested", f"{i1}.inflight"), extra=(twin,))
+    # Delta data files tied to their Spark task attempts by the storage's own record (a Delta
+    # name carries no TID): the NameNode audit's create of each file under the table root, its
+    # callerContext the task's. Task 0 of stage 5 ran twice (TIDs 7 and 12, a speculative copy);
+    # the log added attempt 0's file, attempt 1's is on storage unreferenced
+    ot = work / "orphan-tied"
+    for mode in ("error", "append"):
+        write_deltalake(str(ot), ROWS, mode=mode, partition_by=["dt"])
+    ot_live = live(ot)
+    loser = "dt=2024-01-01/part-00000-4e5d6c7b-8a9f-4b0c-9d1e-2f3a4b5c6d7e-c000.snappy.parquet"
+    ot_before = commit_ts(ot, 1) - dt.timedelta(seconds=30)
+    creates = "".join(hdfs_audit(1 + i, "create", f"{{root}}/t/{rel}", ctx=task_context(5, 7 + i, 0), ip=f"10.0.0.{21 + i}")
+                      for i, rel in enumerate(ot_live))
+
+    def tied(*lines: str) -> dict:
+        return {**log_files(ot, prefix="t/"), "hdfs-audit.log": creates + "".join(lines)}
+
+    ot_listing = listing(ot, prefix="t/", extra=[(loser, ot_before)])
     dump("table_orphan", "CS201", "table-orphan-file", [
         {"name": "a killed writer's file no version references, written before the latest commit",
          "files": log_files(t), "events": listing(t, extra=[(stray, before)]),
@@ -323,6 +405,38 @@ def main(work: Path) -> None:
         {"name": "Hudi: a file group a completed instant never listed, beside a second attempt's base file (CS202's) and an inflight instant's files (CS206's)",
          "files": hudi_killed[0], "events": hudi_killed[1],
          "expect": [{"summary": f"1 file in the unpartitioned table no version of the table's log references (orphans, not data): {hudi_orphan.split('/')[1]}"}]},
+        {"name": "a Delta data file no version references, named with the Spark task attempt whose create of it the HDFS audit log records",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing,
+         "expect": [{"partition": "dt=2024-01-01", "actors": [f"{APP_YARN}/stage 5.0/attempt 1 (TID 12) on 10.0.0.31"],
+                     "summary": f"1 file in dt=2024-01-01 no version of the table's log references (orphans, not data): {loser.split('/')[1]}",
+                     # the audit line of its create (ingested before the case's events), the listed file
+                     "evidence": [f"hdfs-audit.log:{len(ot_live) + 1}",
+                                  f"events:{1 + [e['path'] for e in ot_listing].index('{root}/t/' + loser)}"]}]},
+        {"name": "negative - the audit log's create of the same file name under another table's root names no one",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/u/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        {"name": "negative - a create of the same name under _temporary, never renamed into the table, names no one",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/_temporary/0/_temporary/attempt_202403011000000005_0005_m_000000_12/{loser}",
+                                  ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        # two attempts' creates of one path: the storage holds one file and its audit cannot say
+        # whose bytes they are (a create with overwrite replaces the file, the first writer's
+        # close may come after it): neither is named, as for a log file two principals wrote
+        {"name": "negative - two attempts' creates of the orphan's one path name neither",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31"),
+                       hdfs_audit(21, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 7, 0), ip="10.0.0.21")),
+         "events": ot_listing, "expect": [{"partition": "dt=2024-01-01", "actors": []}]},
+        {"name": "one attempt's two creates of the orphan's path (a retried create in one task) name that attempt",
+         "files": tied(hdfs_audit(20, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31"),
+                       hdfs_audit(21, "create", f"{{root}}/t/{loser}", ctx=task_context(5, 12, 1), ip="10.0.0.31")),
+         "events": ot_listing,
+         "expect": [{"partition": "dt=2024-01-01", "actors": [f"{APP_YARN}/stage 5.0/attempt 1 (TID 12) on 10.0.0.31"]}]},
+        {"name": "two Hudi tables, a and a copy of its directory beside it that rolled back an instant: the copy's files of it, a second attempt's among them, are its orphans, though a's log adds that file group and instant",
+         "files": {**a_files, **b_files}, "events": a_events + b_events,
+         "expect": [{"summary": "3 files in the unpartitioned table no version of the table's log references"}]},
+        {"name": "negative - the same two Hudi tables, the copy's timeline whole: every base file referenced, the twin in the copy CS202's",
+         "files": {**a_files, **hudi_at(work, "b")[0]}, "events": a_events + hudi_at(work, "b", extra=(twin,))[1], "expect": []},
     ])
 
     # CS202: delta-rs' transaction API re-adding a live file (a retried commit)
@@ -377,6 +491,21 @@ def main(work: Path) -> None:
                    "detail": {"format": "delta-log", "version": v}} for v in (0, 1)]
     # two applications in the store, each with TIDs 7 and 12: files whose log names no application
     other = "app-20240101000000-0002"
+    # the SQL execution whose commit re-added the live file (version 1 of ``dup``): execution 0
+    # of an application whose plan wrote the table, its window around the commit; another
+    # application's execution 0, which wrote another table, still running then
+    v1 = commit_ts(t, 1)
+    app1, app2 = "local-1629442299891", "local-1629442299892"
+
+    def executions(*logs: tuple[str, str, int, int]) -> dict:
+        """``dup``'s log under t/ and an event log per (app, table, start, end: seconds from version 1's commit)."""
+        return {**log_files(t, prefix="t/"), **{app: execution_log(app, f"{{root}}/{table}", v1 + dt.timedelta(seconds=a),
+                                                                   v1 + dt.timedelta(seconds=b)) for app, table, a, b in logs}}
+
+    readd = {"partition": "dt=" + first["partition"]["dt"], "detail": {"versions": [0, 1], "how": "while live"}}
+    # one commit adding a file twice, the file's create in the HDFS audit log by a task attempt
+    same_created = hdfs_audit(1, "create", f"{{root}}/t/{new_file}", ctx=task_context(2, 41, 0), ip="10.0.0.23")
+    twin_files = twins(("00003", 7), ("00003", 12), app=APP_YARN)
     dump("table_duplicate", "CS202", "table-duplicate-file", [
         {"name": "a commit re-adds a file that is live", "files": log_files(t),
          "expect": [{"partition": "dt=" + first["partition"]["dt"], "summary": "version 1 adds ",
@@ -387,6 +516,17 @@ def main(work: Path) -> None:
         {"name": "a retried commit re-adds a restored file while live, between another partition's delete and its own",
          "files": log_files(r),
          "expect": [{"partition": "dt=" + restored["partition"]["dt"], "detail": {"versions": [2, 4], "how": "while live"}}]},
+        {"name": "a commit re-adds a live file, named with the SQL execution whose window holds the commit",
+         "files": executions((app1, "t", -2, 2), (app2, "u", -60, 30)),
+         "expect": [{**readd, "actors": [f"{app1}/SQL execution 0"]}]},
+        {"name": "the re-adding commit inside the windows of two executions writing the table: neither named",
+         "files": executions((app1, "t", -2, 2), (app2, "t", -60, 30)), "expect": [{**readd, "actors": []}]},
+        {"name": "an execution writing the table that ended before the commit, and one that started after it: neither named",
+         "files": executions((app1, "t", -60, -10), (app2, "t", 10, 30)), "expect": [{**readd, "actors": []}]},
+        {"name": "one commit adds a file twice, named with the task attempt whose create of it the HDFS audit log records",
+         "files": {**log_files(same, prefix="t/"), "hdfs-audit.log": same_created},
+         "expect": [{"partition": "dt=2024-01-03", "actors": ["application_1716000000000_0042/stage 2.0/attempt 0 (TID 41) on 10.0.0.23"],
+                     "detail": {"versions": [1, 1], "how": "same commit"}}]},
         {"name": "negative - RESTORE adds again the files an overwrite removed", "files": log_files(n), "expect": []},
         {"name": "a shallow clone re-adds a file of its source while live; the source's own delete of it does not count",
          "files": log_files(cl / "a", prefix="a/"), "events": clone_adds,
@@ -403,6 +543,15 @@ def main(work: Path) -> None:
          "events": twins(("00003", 7), ("00003", 12)) + attempts("app-20240101000000-0001", 7, 12),
          "expect": [{"actors": ["app-20240101000000-0001", "app-20240101000000-0001/stage 1.0/task 3 attempt 0 (TID 7)",
                                 "app-20240101000000-0001/stage 1.0/task 3 attempt 1 (TID 12)"], "detail": {"how": "twins"}}]},
+        # no event log: the NameNode audit's creates of the two files name each attempt (its
+        # attempt number and host), beside the TIDs the file names hold
+        {"name": "speculative twins named by the attempts whose creates of them the HDFS audit log records",
+         "events": twin_files,
+         "files": {"hdfs-audit.log": "".join(hdfs_audit(1 + n, "create", e["path"], ctx=task_context(1, e["detail"]["tid"], n, job=0),
+                                                         ip=f"10.0.0.{21 + n}") for n, e in enumerate(twin_files))},
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"how": "twins"},
+                     "actors": ["TID 12", "TID 7", APP_YARN, f"{APP_YARN}/stage 1.0/attempt 0 (TID 7) on 10.0.0.21",
+                                f"{APP_YARN}/stage 1.0/attempt 1 (TID 12) on 10.0.0.22"]}]},
         # the attempts read their shuffle input in another order: each wrote the partition as its
         # second file
         {"name": "speculative twins whose attempts wrote the partition's file under different counts",
@@ -411,6 +560,16 @@ def main(work: Path) -> None:
         {"name": "speculative twins in a snapshot whose summary names no application, with two applications' attempts of those TIDs in the store: named by TID only",
          "events": twins(("00003", 7), ("00003", 12), app=None) + attempts("app-20240101000000-0001", 7, 12) + attempts(other, 7, 12),
          "expect": [{"actors": ["TID 12", "TID 7"], "detail": {"how": "twins"}}]},
+        # add_files run again on a twin's file (iceberg-python#2130): the file is live once, from
+        # its latest add; the twins name each file once, with the versions that made them live
+        {"name": "speculative twins, one of them re-added by a later add_files while live",
+         "events": twins(("00003", 7), ("00003", 12)) + twins(("00003", 12), version=2),
+         "expect": [{"partition": "dt=2024-01-01", "summary": f"(version 1 and 2): {twins(('00003', 12))[0]['file_name']}, "
+                                                                f"{twins(('00003', 7))[0]['file_name']}", "detail": {"how": "twins"}},
+                    {"partition": "dt=2024-01-01", "detail": {"versions": [1, 2], "how": "while live"}}]},
+        {"name": "one task's file added by a snapshot and re-added by add_files: the re-add only, no twins",
+         "events": twins(("00003", 7)) + twins(("00003", 7), version=2),
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"versions": [1, 2], "how": "while live"}}]},
         {"name": "negative - two tasks' files (two Spark partitions) in one snapshot",
          "events": twins(("00003", 7), ("00004", 8)), "expect": []},
         {"name": "negative - one task that rolled to a second file, and a merge-on-read task's data file and its position deletes",
@@ -442,6 +601,21 @@ def main(work: Path) -> None:
     for name in ("orders", "orders_2024"):
         write_deltalake(str(sib / name), ROWS, partition_by=["dt"])
     sib_gone = [p for p in live(sib / "orders_2024") if p.startswith("dt=2024-01-02/")][0]
+    # nested table roots: a table written inside another's directory. audit of the outer table
+    # lists the inner one's files too (under the outer root); audit of the inner one, later, no
+    # longer finds one of them
+    nest = work / "missing-nested"
+    write_deltalake(str(nest), ROWS, partition_by=["dt"])
+    write_deltalake(str(nest / "inner"), ROWS, partition_by=["dt"])
+    nest_gone = [p for p in live(nest / "inner") if p.startswith("dt=2024-01-02/")][0]
+    outer_listing = [e for e in listing(nest, commit_ts(nest / "inner", 0)) if "/_delta_log/" not in e["path"]]
+    # ingest reads no table inside another's root (its files are the outer log's): the inner
+    # table's adds are stated as the delta-log reader makes them from its log (delta-rs' own)
+    nested_files = log_files(nest)
+    inner_adds = [{"kind": "table_add", "ts": str(commit_ts(nest / "inner", 0)), "location": "{root}/inner",
+                   "path": "{root}/inner/" + a["path"], "partition_spec": f"dt={a['partition']['dt']}",
+                   "file_name": a["path"].split("/")[1], "size": a["size_bytes"], "detail": {"format": "delta-log", "version": 0}}
+                  for a in pa.table(DeltaTable(str(nest / "inner")).get_add_actions(flatten=False)).to_pylist()]
     dump("table_missing", "CS203", "table-missing-file", [
         {"name": "a file the current version references is not on storage", "files": log_files(t),
          "events": listing(t, commit_ts(t, 0), skip=(gone,)),
@@ -477,6 +651,15 @@ def main(work: Path) -> None:
              {"kind": "delete", "ts": str(commit_ts(sib / "orders_2024", 0) + dt.timedelta(minutes=5)),
               "thread": "jdoe from 10.20.9.44", "path": "{root}/orders"}],
          "expect": [{"partition": "dt=2024-01-02", "actors": [], "summary": "is missing from dt=2024-01-02"}]},
+        {"name": "nested table roots: the inner table's file, in the outer table's earlier listing, is missing from the inner one's own",
+         "files": nested_files,
+         "events": inner_adds + outer_listing + listing(nest / "inner", commit_ts(nest / "inner", 0) + dt.timedelta(minutes=5),
+                                                        prefix="inner/", skip=(nest_gone,)),
+         "expect": [{"partition": "dt=2024-01-02", "summary": f"is missing from dt=2024-01-02: {nest_gone.split('/')[1]}"}]},
+        {"name": "negative - nested table roots, each listing holding every file of both tables",
+         "files": nested_files,
+         "events": inner_adds + outer_listing + listing(nest / "inner", commit_ts(nest / "inner", 0) + dt.timedelta(minutes=5), prefix="inner/"),
+         "expect": []},
         {"name": "a missing file whose partition directory the storage recorded deleted",
          "files": log_files(t), "events": listing(t, commit_ts(t, 0), skip=(gone,)) + [
              {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
@@ -527,6 +710,8 @@ def main(work: Path) -> None:
     write_deltalake(handle, ROWS, mode="overwrite", partition_by=["dt"])
     iceberg_meta = "warehouse/orders/metadata/v3.metadata.json"
     hudi_instant = "warehouse/trips/.hoodie/20240301100005123.commit"
+    hdfs_log, commit3 = "/warehouse/orders/_delta_log", "00000000000000000003.json"
+    tmp_a, tmp_b = (f".{commit3}.{u}.tmp" for u in ("3f2c1d4e-0000-4000-8000-000000000001", "9a8b7c6d-0000-4000-8000-000000000002"))
     dump("table_lost_commit", "CS204", "table-lost-commit", [
         {"name": "version 1 is absent between versions 0 and 2", "files": log_files(t, drop=(1,)),
          "expect": [{"summary": "version 1 is missing from the log", "detail": {"how": "gap"}}]},
@@ -569,6 +754,22 @@ def main(work: Path) -> None:
          "files": {"s3-access.log": s3_put("etl", "7QW1Z2X3C4V5B6N7", "10:00:05", hudi_instant, agent="Hadoop 3.3.6, aws-sdk-java/1.12.367")
                    + s3_put("backfill", "8AB2C3D4E5F6G7H8", "10:00:06", hudi_instant, agent="Hadoop 3.3.6, aws-sdk-java/1.12.367")},
          "expect": [{"summary": "20240301100005123.commit of s3a://lake/warehouse/trips was written twice", "detail": {"how": "written twice"}}]},
+        # Delta's HDFSLogStore writes a temp file, then renames it onto N.json: HDFS refuses the
+        # rename while N.json exists, so a second writer's rename succeeds only once the first
+        # commit file is gone (deleted by hand or by a cleanup): the second commit replaced it
+        {"name": "two writers' renames onto one Delta commit file on HDFS, the first one's deleted between them: the NameNode audit log",
+         "files": {"hdfs-audit.log": hdfs_audit(1, "create", f"{hdfs_log}/{tmp_a}") + hdfs_audit(2, "rename", f"{hdfs_log}/{tmp_a}", f"{hdfs_log}/{commit3}")
+                   + hdfs_audit(3, "create", f"{hdfs_log}/{tmp_b}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")
+                   + hdfs_audit(4, "delete", f"{hdfs_log}/{commit3}", ugi="jdoe (auth:SIMPLE)", ip="10.20.9.44")
+                   + hdfs_audit(5, "rename", f"{hdfs_log}/{tmp_b}", f"{hdfs_log}/{commit3}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")},
+         "expect": [{"summary": f"{commit3} of /warehouse/orders was written twice",
+                     "actors": ["backfill from 10.0.0.35", "etl from 10.0.0.21"], "detail": {"how": "written twice"}}]},
+        {"name": "negative - the second writer's rename onto the existing commit file refused (allowed=false, perm=null): written once",
+         "files": {"hdfs-audit.log": hdfs_audit(1, "create", f"{hdfs_log}/{tmp_a}") + hdfs_audit(2, "rename", f"{hdfs_log}/{tmp_a}", f"{hdfs_log}/{commit3}")
+                   + hdfs_audit(3, "create", f"{hdfs_log}/{tmp_b}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35")
+                   + hdfs_audit(5, "rename", f"{hdfs_log}/{tmp_b}", f"{hdfs_log}/{commit3}", ugi="backfill (auth:SIMPLE)", ip="10.0.0.35",
+                                allowed=False, perm=None)},
+         "expect": []},
         {"name": "negative - one PUT of each commit file", "files": {"s3-access.log": s3_put("etl", "7QW1Z2X3C4V5B6N7", "10:00:05")},
          "expect": []},
     ])
