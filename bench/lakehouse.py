@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,7 @@ def child(side: str, fmt: str, table: str) -> None:
         assert not problems, problems[:3]
         rows = result.events
         store.close()
+        shutil.rmtree(work, ignore_errors=True)  # not kept: a run's store is tens of MB
     elif fmt == "delta":
         from deltalake import DeltaTable
 

@@ -10,6 +10,8 @@ own checkpoints). Four readings of it, each in a child process of its own, alter
   every add and remove an event on its partition, redacted, stored);
 - *delta-rs*: ``DeltaTable(...).get_add_actions()``: the live files, read from the newest
   checkpoint and the (at most 99) commits after it. It never opens the other commits;
+- *history*: ``DeltaTable(...).history()``: delta-rs's own reading of every version's
+  commitInfo, the same history an ingest stores (the same-history baseline);
 - *read*: open and read every ``_delta_log/*.json`` in Python and nothing else: what an ingest
   that must store every version cannot go below;
 - *duckdb*: DuckDB's ``read_json`` of the same commit files (every action as JSON): the same
@@ -26,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from lakehouse import load, spread  # noqa: E402  (bench/lakehouse.py, beside this file)
 
-SIDES = ("ours", "delta-rs", "read", "duckdb")
+SIDES = ("ours", "delta-rs", "history", "read", "duckdb")
 
 
 def child(side: str, table: str) -> None:
@@ -47,7 +50,8 @@ def child(side: str, table: str) -> None:
         from commitsleuth.parsers.lakehouse import record_table, table_root
         from commitsleuth.store import Store
 
-        store = Store(os.path.join(tempfile.mkdtemp(), "b.duckdb"))
+        work = tempfile.mkdtemp()
+        store = Store(os.path.join(work, "b.duckdb"))
         root, found = table_root(table)
         t0, cpu0 = time.perf_counter(), time.process_time()
         result, problems = record_table(store, root, found)
@@ -58,6 +62,11 @@ def child(side: str, table: str) -> None:
 
         t0, cpu0 = time.perf_counter(), time.process_time()
         rows = DeltaTable(table).get_add_actions().num_rows
+    elif side == "history":
+        from deltalake import DeltaTable
+
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        rows = len(DeltaTable(table).history())
     elif side == "read":
         t0, cpu0 = time.perf_counter(), time.process_time()
         rows = 0
@@ -75,6 +84,9 @@ def child(side: str, table: str) -> None:
             "{commitInfo: 'JSON', add: 'JSON', remove: 'JSON', metaData: 'JSON', protocol: 'JSON', txn: 'JSON'})",
             [os.path.join(log, "*.json")]).fetchone()[0]
     seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    if side == "ours":  # the store is not kept: a run's is tens of MB
+        store.close()
+        shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"seconds": seconds, "cpu": cpu, "rows": rows,
                       "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
@@ -85,23 +97,24 @@ def run_child(side: str, table: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare(table: str, repeat: int) -> None:
-    runs: dict[str, list[dict]] = {s: [] for s in SIDES}
+def compare(table: str, repeat: int, sides=SIDES) -> None:
+    runs: dict[str, list[dict]] = {s: [] for s in sides}
     for i in range(repeat):
-        for side in SIDES:
+        for side in sides:
             runs[side].append(run_child(side, table))
             r = runs[side][-1]
             print(f"  run {i + 1} {side}: {r['seconds']:.2f} s (CPU {r['cpu']:.2f} s), {r['rss_mib']:.0f} MiB, "
                   f"{r['rows']} rows; load {load()}", flush=True)
-    median = {s: statistics.median(r["seconds"] for r in runs[s]) for s in SIDES}
-    cpu = {s: statistics.median(r["cpu"] for r in runs[s]) for s in SIDES}
-    for side in SIDES:
+    median = {s: statistics.median(r["seconds"] for r in runs[s]) for s in sides}
+    cpu = {s: statistics.median(r["cpu"] for r in runs[s]) for s in sides}
+    for side in sides:
         print(f"{side}: {spread([r['seconds'] for r in runs[side]])} s, CPU {spread([r['cpu'] for r in runs[side]])} s, "
               f"peak {spread([r['rss_mib'] for r in runs[side]])} MiB", flush=True)
-    for base in ("delta-rs", "read", "duckdb"):
+    for base in [s for s in sides if s != "ours" and "ours" in sides]:
         print(f"ours / {base}: {median['ours'] / median[base]:.2f} wall, {cpu['ours'] / cpu[base]:.2f} CPU "
               f"(ratio of medians)")
-    print(f"read / delta-rs: {median['read'] / median['delta-rs']:.2f} wall: reading every commit, nothing else")
+    if "read" in sides and "delta-rs" in sides:
+        print(f"read / delta-rs: {median['read'] / median['delta-rs']:.2f} wall: reading every commit, nothing else")
 
 
 def main() -> None:
@@ -113,13 +126,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--versions", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sides", default=",".join(SIDES),
+                    help=f"which readings, comma-separated (default: all of {','.join(SIDES)})")
     ap.add_argument("--tables", help="tables built by lakehouse_tables.py --keep DIR (else built here, then removed)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(args.tables) / "delta" if args.tables else delta_table(Path(tmp), args.versions)
         print(f"{table}: {sum(1 for n in os.listdir(table / '_delta_log') if n.endswith('.json'))} commit files; "
               f"load {load()}", flush=True)
-        compare(str(table), args.repeat)
+        sides = tuple(x for x in args.sides.split(",") if x)
+        unknown = set(sides) - set(SIDES)
+        if unknown:
+            sys.exit(f"unknown side(s): {', '.join(sorted(unknown))}")
+        compare(str(table), args.repeat, sides)
         print(f"load {load()}")
 
 

@@ -13,6 +13,29 @@ from __future__ import annotations
 
 import os
 
+# A file's state: its last add and last remove (by version, then event) among the rows of
+# ``{source}`` (table_files, or a detector's share of it).
+FILE_STATE = """SELECT location, path,
+           max(v) FILTER (WHERE kind = 'table_add') AS added_v,
+           max(v) FILTER (WHERE kind = 'table_remove') AS removed_v,
+           arg_max(event_id, (v, event_id)) FILTER (WHERE kind = 'table_add') AS add_event,
+           arg_max(event_id, (v, event_id)) FILTER (WHERE kind = 'table_remove') AS remove_event,
+           any_value(partition_spec) AS partition_spec, any_value(table_name) AS table_name,
+           any_value(file_name) AS file_name
+    FROM {source} GROUP BY location, path"""
+
+# Live: last added later than last removed, in a table whose log is whole.
+LIVE = """SELECT * FROM {state}
+    WHERE added_v IS NOT NULL AND (removed_v IS NULL OR added_v > removed_v)
+      AND location NOT IN (SELECT location FROM unreliable)"""
+
+
+def live_files(source: str) -> str:
+    """SQL of the live files among the rows of ``source`` (every row of each of its paths):
+    what ``live`` is over all of ``table_files``, for a detector that needs only some paths'."""
+    return LIVE.format(state=f"({FILE_STATE.format(source=source)})")
+
+
 # Versions order the log: Delta's version, Iceberg's sequence number, Hudi's instant time.
 TABLE_FILES = """
 table_files AS (
@@ -31,19 +54,10 @@ unreliable AS (
     WHERE kind = 'table_commit' AND status IN ('unreadable', 'missing')
 ),
 file_state AS (
-    SELECT location, path,
-           max(v) FILTER (WHERE kind = 'table_add') AS added_v,
-           max(v) FILTER (WHERE kind = 'table_remove') AS removed_v,
-           arg_max(event_id, (v, event_id)) FILTER (WHERE kind = 'table_add') AS add_event,
-           arg_max(event_id, (v, event_id)) FILTER (WHERE kind = 'table_remove') AS remove_event,
-           any_value(partition_spec) AS partition_spec, any_value(table_name) AS table_name,
-           any_value(file_name) AS file_name
-    FROM table_files GROUP BY location, path
+    {state}
 ),
 live AS (
-    SELECT * FROM file_state
-    WHERE added_v IS NOT NULL AND (removed_v IS NULL OR added_v > removed_v)
-      AND location NOT IN (SELECT location FROM unreliable)
+    {live}
 ),
 listed AS (
     SELECT event_id, ts, location, path, partition_spec, table_name, file_name, size FROM events
@@ -52,7 +66,7 @@ listed AS (
 ),
 -- log files count: a table may have lost every data file
 audited AS (SELECT DISTINCT location FROM events WHERE kind = 'table_file')
-"""
+""".format(state=FILE_STATE.format(source="table_files"), live=LIVE.format(state="file_state"))
 
 # A TID the log holds names the Spark attempt itself when the store has that attempt (event
 # log or live capture) in the same application; otherwise it stays ``TID n``. Every application

@@ -175,7 +175,7 @@ class TableLog:
         a data file the log names, with the partition the log gives it (else its directory's)."""
         full = self.absolute(path)
         info = resolve_file(full)
-        spec = _normal_spec(partition_spec) if partition_spec else info.partition_spec
+        spec = normal_spec(partition_spec) if partition_spec else info.partition_spec
         return full, spec, info, writer_of(info.file_name or "")
 
     def absolute(self, path: str) -> str:
@@ -186,7 +186,7 @@ class TableLog:
 
 
 # A log names millions of files in a few partitions: each spelling is normalised once.
-_normal_spec = functools.lru_cache(maxsize=4096)(normalize_spec)
+normal_spec = functools.lru_cache(maxsize=4096)(normalize_spec)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -248,6 +248,35 @@ def writers_of(names) -> dict:
             "spark_partition": pc.coalesce(pc.struct_field(iceberg, "part"), hudi_fact("part")).cast(pa.int64()),
             "operation_id": pc.struct_field(iceberg, "op"), "stage_id": hudi_fact("stage").cast(pa.int64()),
             "file_id": hudi_fact("file_id"), "instant": hudi_fact("instant")}
+
+
+def file_columns(full) -> dict:
+    """``file_facts`` of every data file at once, from an Arrow string array of their full paths
+    (``TableLog.absolute``'s): {"dir_spec": the partition its directory names, "file_name",
+    "file_task", "file_attempt", "write_uuid": Arrow arrays, "writers": ``writers_of`` the
+    names}. Each directory is resolved once and the names all at once: a log names up to
+    millions of files in a few partitions."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from commitsleuth.forensics.paths import resolve_names
+
+    split = pc.extract_regex(full, r"^(?P<dir>.*)/(?P<name>[^/]*)$")
+    dirs, names = pc.struct_field(split, "dir"), pc.struct_field(split, "name")
+    encoded = pc.dictionary_encode(dirs)
+    by_dir = pa.array([resolve_file(d + "/x").partition_spec if d is not None else None
+                       for d in encoded.dictionary.to_pylist()], pa.string())
+    dir_specs = by_dir.take(encoded.indices)
+    facts = resolve_names(names)
+    odd = pc.or_(pc.invert(pc.is_valid(names)), pc.match_substring_regex(names, "[=:]|^$"))
+    if pc.any(odd).as_py():  # a k=v or scheme-like name: resolve()'s own rules, row by row
+        fixed = [resolve_file(p) if o else None for p, o in zip(full.to_pylist(), odd.to_pylist())]
+        names = pa.array([f.file_name if f else v for f, v in zip(fixed, names.to_pylist())], pa.string())
+        dir_specs = pa.array([f.partition_spec if f else v for f, v in zip(fixed, dir_specs.to_pylist())], pa.string())
+        for key in facts:
+            facts[key] = pa.array([getattr(f, key) if f else v for f, v in zip(fixed, facts[key].to_pylist())],
+                                  facts[key].type)
+    return {"dir_spec": dir_specs, "file_name": names, **facts, "writers": writers_of(names)}
 
 
 def _absolute(path: str) -> bool:
@@ -560,7 +589,7 @@ def inside_tables(path: str, roots: list[str]) -> bool:
     return any(full.startswith(root.rstrip("/") + "/") for root in roots)
 
 
-__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "arrow_events", "columns_of", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
+__all__ = ["LOG_DIRS", "HadoopFiles", "LogFiles", "arrow_events", "columns_of", "file_columns", "normal_spec", "forget_table", "hadoop_table", "is_remote", "log_fingerprint",
            "log_uri", "new_log", "read_arrow", "remote_tables", "TableFormat", "TableLog", "millis", "inside_tables", "read_table",
            "record_table", "split_tables", "storage_path", "table_formats", "table_root", "tables_below", "write_columns",
            "writer_of"]

@@ -8,12 +8,13 @@ import io
 from pathlib import Path
 
 import fastavro
+import orjson
 import pyarrow as pa
 import pytest
 
 from commitsleuth.forensics.paths import resolve
 from commitsleuth.parsers.formats import iceberg_metadata
-from commitsleuth.parsers.lakehouse import new_log, resolve_file, table_formats
+from commitsleuth.parsers.lakehouse import millis, new_log, resolve_file, table_formats
 
 PATHS = [
     "/wh/db.db/t/dt=2024-01-01/part-00003-0a1b2c3d-0000-4000-8000-000000000001-c000.snappy.parquet",
@@ -164,6 +165,7 @@ def test_manifests_decoded_ahead_by_workers_read_as_in_process(tmp_path, monkeyp
     monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 1 << 40)
     here = _events(root)
     monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    monkeypatch.setenv(iceberg_metadata.WORKERS_ENV, "1")
     sent = []
     monkeypatch.setattr(iceberg_metadata._Ahead, "_send", lambda self, f=iceberg_metadata._Ahead._send: (
         sent.append(bool(self.order)), f(self))[1])
@@ -203,5 +205,51 @@ def test_manifests_are_decoded_here_when_workers_die_or_cannot_start(tmp_path, m
     root = tbl.metadata.location.removeprefix("file://")
     here = _events(root)
     monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    monkeypatch.setenv(iceberg_metadata.WORKERS_ENV, "1")
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", lambda *a, **k: _Gone(start=start))
     assert _events(root) == here and len(here[1]) > 2
+
+
+@pytest.mark.parametrize("spec", [None, "dt=2024-01-09"])
+def test_delta_rows_of_a_batch_are_what_data_file_gives_each_file(spec):
+    """Delta's columnar rows resolve their files' paths a batch at once (``file_columns``): each
+    row holds what ``TableLog.data_file`` gives that one file (partition, name, task, attempt,
+    writer facts in ``detail``), whatever the path: every spelling of ``PATHS``."""
+    from commitsleuth.parsers.formats import delta_log
+
+    fmt = next(f for f in table_formats() if f.name == "delta-log")
+    log = new_log("/wh/t", fmt)
+    rows = delta_log.Rows(log)
+    for n, path in enumerate(PATHS):
+        rows.data_file("table_add", 3, 1704067200000, path, spec, 10, None, "raw", n + 1, "x.json", True,
+                       1704067200000, None, "WRITE")
+    got = rows.table().to_pylist()
+    assert len(got) == len(PATHS)
+    for n, (path, row) in enumerate(zip(PATHS, got)):
+        one = log.data_file("table_add", 3, None, path, partition_spec=spec, size=10, line=n + 1, log_file="x.json",
+                            data_change=True, operation="WRITE", modified=str(millis(1704067200000)))
+        assert (row["path"], row["partition_spec"], row["file_name"], row["file_task"], row["file_attempt"],
+                row["write_uuid"]) == (one.path, one.partition_spec, one.file_name, one.file_task, one.file_attempt,
+                                       one.write_uuid), path
+        assert orjson.loads(row["detail"]) == one.detail, path
+
+
+def test_manifests_are_decoded_in_this_process_unless_workers_are_asked_for(tmp_path, monkeypatch):
+    """A big table's manifests are decoded here by default (a worker is a second Python: the
+    memory of the whole read over 1 GB on a million entries); COMMITSLEUTH_MANIFEST_WORKERS asks
+    for workers."""
+    import concurrent.futures
+
+    tbl = _iceberg(tmp_path)
+    root = tbl.metadata.location.removeprefix("file://")
+    monkeypatch.setattr(iceberg_metadata, "AHEAD_BYTES", 0)
+    started = []
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", lambda *a, **k: started.append(a) or _Gone())
+    monkeypatch.delenv(iceberg_metadata.WORKERS_ENV, raising=False)
+    here = _events(root)
+    assert started == [] and len(here[1]) > 1
+    for value, n in (("1", 1), ("2", 2), ("9", 2), ("x", 0)):
+        monkeypatch.setenv(iceberg_metadata.WORKERS_ENV, value)
+        started.clear()
+        assert _events(root) == here
+        assert [a[0] for a in started] == ([n] if n else [])

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, where
-from commitsleuth.forensics.table_log import TABLE_FILES, writer
+from commitsleuth.forensics.table_log import TABLE_FILES, live_files, writer
 from commitsleuth.forensics.table_writers import commit_executions, tie_file_writers
 
 # A path added while already live (no remove since its last add), or twice in one commit; and
 # speculative twins: two attempts (TIDs) of one Spark task whose files are both live.
 _SQL = """
 WITH {files},
+-- a path added twice at least, found by its hash (a number, not a string, to group a million
+-- by): only these paths' adds are ordered below, the rest cannot be added again
+readded AS (
+    SELECT location, hash(path) AS h FROM table_files WHERE kind = 'table_add'
+    GROUP BY location, hash(path) HAVING count(*) > 1
+),
 adds AS (
-    SELECT *, lag(v) OVER w AS prev_v, lag(event_id) OVER w AS prev_event
-    FROM table_files WHERE kind = 'table_add'
-    WINDOW w AS (PARTITION BY location, path ORDER BY v, event_id)
+    SELECT t.*, lag(t.v) OVER w AS prev_v, lag(t.event_id) OVER w AS prev_event
+    FROM table_files t JOIN readded r ON r.location = t.location AND r.h = hash(t.path)
+    WHERE t.kind = 'table_add'
+    WINDOW w AS (PARTITION BY t.location, t.path ORDER BY t.v, t.event_id)
 ),
 again AS (
     SELECT a.* FROM adds a
@@ -21,11 +28,27 @@ again AS (
       AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location
                       AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)
 ),
+spark_files AS (
+    SELECT t.*, regexp_extract(t.file_name, '^(\\d{{5}})-\\d+-([0-9a-f-]{{36}})-\\d{{5}}', ['part', 'op']) AS k
+    FROM table_files t
+    WHERE t.kind = 'table_add' AND t.tid IS NOT NULL AND regexp_matches(t.file_name, '^\\d{{5}}-\\d+-[0-9a-f-]{{36}}-\\d{{5}}')
+),
+-- tasks whose files two TIDs added, live or not: only their paths' state is needed (a table
+-- written by one attempt per task, the usual, has none)
+twin_tasks AS (
+    SELECT location, partition_spec, k.op AS op, k.part AS part FROM spark_files
+    GROUP BY location, partition_spec, k.op, k.part HAVING count(DISTINCT tid) > 1
+),
+twin_candidates AS (
+    SELECT f.* FROM spark_files f JOIN twin_tasks k ON k.location = f.location
+         AND k.partition_spec IS NOT DISTINCT FROM f.partition_spec AND k.op = f.k.op AND k.part = f.k.part
+),
+twin_live AS (
+    {twin_live}
+),
 twins AS (
-    SELECT t.location, t.partition_spec, t.table_name, t.path, t.event_id, t.ts, t.v, t.app_id, t.tid,
-           regexp_extract(t.file_name, '^(\\d{{5}})-\\d+-([0-9a-f-]{{36}})-\\d{{5}}', ['part', 'op']) AS k
-    FROM table_files t JOIN live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id
-    WHERE t.tid IS NOT NULL AND regexp_matches(t.file_name, '^\\d{{5}}-\\d+-[0-9a-f-]{{36}}-\\d{{5}}')
+    SELECT t.location, t.partition_spec, t.table_name, t.path, t.event_id, t.ts, t.v, t.app_id, t.tid, t.k
+    FROM twin_candidates t JOIN twin_live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id
 ),
 twin_groups AS (
     SELECT location, partition_spec, any_value(table_name) AS table_name, min(ts) AS t0, max(ts) AS t1,
@@ -93,7 +116,10 @@ class TableDuplicateFile(SqlDetector):
 
     @property
     def sql(self) -> str:
-        return _SQL.format(files=TABLE_FILES.strip(), writer=writer("tw.app_id", "tw.tid"),
+        # the state of the candidates' paths from every row of those paths (their removes too)
+        paths = ("(SELECT f.* FROM table_files f JOIN (SELECT DISTINCT location, path FROM twin_candidates) c "
+                 "ON c.location = f.location AND c.path = f.path)")
+        return _SQL.format(files=TABLE_FILES.strip(), twin_live=live_files(paths), writer=writer("tw.app_id", "tw.tid"),
                            writer_a=writer("a.app_id", "a.tid"), writer_p=writer("p.app_id", "p.tid"))
 
     def finish(self, con, findings):

@@ -17,7 +17,7 @@ import re
 import orjson
 
 from commitsleuth.parsers import lakehouse
-from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, millis
+from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, file_columns, millis, normal_spec
 
 LOG = "_delta_log"
 _COMMIT = re.compile(r"^(\d{20})\.json$")
@@ -223,8 +223,8 @@ class Rows:
                   app_id: str | None, raw: str, line_no: int, log_file: str, data_change, modified, deleted_at,
                   operation) -> None:
         """One add or remove; ``modified`` and ``deleted_at`` in epoch ms as the log has them,
-        in ``detail`` as the time's text (as other formats' events show a time)."""
-        full, spec, info, writer = self.log.file_facts(path, partition_spec)
+        in ``detail`` as the time's text (as other formats' events show a time). What its path
+        tells (``file_facts``) is read in ``table``, for all the batch's files at once."""
         detail = {"format": self.log.format, "version": version, "line": line_no, "log_file": log_file}
         if data_change is not None:
             detail["data_change"] = data_change
@@ -233,11 +233,9 @@ class Rows:
         for key, value in (("modified", modified), ("deleted_at", deleted_at)):
             if value is not None and (value := millis(value)) is not None:
                 detail[key] = str(value)
-        if writer:
-            detail.update(writer)
-        self.rows.append((kind, ts, full, self.log.root, self.log.table_name, app_id, None,
-                          orjson.dumps(detail, option=orjson.OPT_SORT_KEYS).decode(), raw, line_no, spec,
-                          info.file_name, info.file_task, info.file_attempt, info.write_uuid, size))
+        spec = normal_spec(partition_spec) if partition_spec else None
+        self.rows.append((kind, ts, self.log.absolute(path), self.log.root, self.log.table_name, app_id, None,
+                          detail, raw, line_no, spec, None, None, None, None, size))
 
     def table(self):
         import pyarrow as pa
@@ -245,7 +243,23 @@ class Rows:
         from commitsleuth.model import event_schema
 
         schema, n = event_schema(), len(self.rows)
-        cols = dict(zip(self.COLUMNS, zip(*self.rows)))
+        cols = {k: list(v) for k, v in zip(self.COLUMNS, zip(*self.rows))}
+        files = [i for i, kind in enumerate(cols["kind"]) if kind != "table_commit"]
+        if files:
+            facts = file_columns(pa.array([cols["path"][i] for i in files], pa.string()))
+            writers = {k: v.to_pylist() for k, v in facts.pop("writers").items()}
+            dir_specs = facts.pop("dir_spec").to_pylist()
+            facts = {k: v.to_pylist() for k, v in facts.items()}
+            details, specs = cols["detail"], cols["partition_spec"]
+            for j, i in enumerate(files):
+                detail = details[i]
+                if writers["tid"][j] is not None:  # writer_of's facts: those the name holds
+                    detail.update({k: v[j] for k, v in writers.items() if v[j] is not None})
+                details[i] = orjson.dumps(detail, option=orjson.OPT_SORT_KEYS).decode()
+                if specs[i] is None:
+                    specs[i] = dir_specs[j]
+                for key, values in facts.items():
+                    cols[key][i] = values[j]
         arrays = []
         for fld in schema:
             if fld.name == "ts":

@@ -20,6 +20,7 @@ import re
 import orjson
 
 from commitsleuth.forensics.paths import normalize_spec
+from commitsleuth.parsers import lakehouse
 from commitsleuth.parsers.lakehouse import LogFiles, TableFormat, TableLog, millis, storage_path
 
 LOG = "metadata"
@@ -121,7 +122,10 @@ def _snapshots(log: TableLog, ordered, live_ids, off, snapshots, specs, manifest
         yield log.commit(snap.get("sequence-number"), ts, f"{LOG}/{name}", status=status,
                          app_id=summary.get("spark.app.id"), **facts)
         for raw in entries or ():
-            yield _file_events(log, raw, snapshots, off, snap, ts)
+            # a manifest of a million entries is events a batch at a time: its Python strings
+            # (paths, details) are built and freed per batch, not held for the whole manifest
+            for start in range(0, raw.num_rows, lakehouse.BATCH):
+                yield _file_events(log, raw.slice(start, lakehouse.BATCH), snapshots, off, snap, ts)
 
 
 def _off_lineage(latest: dict, snapshots: dict) -> set:
@@ -187,31 +191,43 @@ def _entries(log: TableLog, manifest_list: str, seen: set[str], specs: dict, ahe
     return out
 
 
-# Manifests of a table on local disk bigger than this together are decoded in worker processes,
-# ahead of the reading (fastavro's decoding is most of a big table's read, and holds the GIL).
+# Manifests of a table on local disk bigger than this together may be decoded in worker
+# processes, ahead of the reading (fastavro's decoding is most of a big table's read, and holds
+# the GIL).
 AHEAD_BYTES = 64 << 20
-# one worker beside this process on two cores (it writes the events meanwhile): each worker
-# holds a manifest's decoding, a few hundred MB for a million entries
-WORKERS = max(1, min(2, (os.cpu_count() or 2) - 1))
+# None by default: a worker is a second Python with pyarrow and fastavro (about 280 MiB beside
+# this process's 880 on a million entries, over 1 GB together) and saves no CPU (the same
+# decoding, plus its start), only wall time where a core is free. COMMITSLEUTH_MANIFEST_WORKERS
+# (1 or 2) trades that memory for that time.
+WORKERS_ENV = "COMMITSLEUTH_MANIFEST_WORKERS"
+
+
+def workers() -> int:
+    """How many processes decode manifests ahead (``COMMITSLEUTH_MANIFEST_WORKERS``, 0 to 2)."""
+    try:
+        return max(0, min(2, int(os.environ.get(WORKERS_ENV, "0"))))
+    except ValueError:
+        return 0
 
 
 class _Ahead:
     """Every manifest the snapshots' lists name, decoded in their reading's order by worker
-    processes, at most ``WORKERS + 1`` ahead of it (each a manifest's columns held in memory);
+    processes (``workers()``, none by default), at most one more than them ahead of it (each a manifest's columns held in memory);
     ``take`` gives the one the reading asks for, decoding it here when it was not sent ahead
     (a table through a Hadoop FileSystem, a small table, a manifest asked for again)."""
 
     def __init__(self, log: TableLog, lists: dict, order: list):
         self.log, self.lists, self.order, self.sent, self.pool = log, lists, order, {}, None
-        if type(log.files) is LogFiles and order:
+        n = workers()
+        if type(log.files) is LogFiles and order and n:
             total = sum(os.path.getsize(storage_path(u)) for u, _, _ in order if os.path.isfile(storage_path(u)))
             if total > AHEAD_BYTES:
                 import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
 
                 try:  # spawned, not forked: this process holds DuckDB's threads
-                    self.pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
-                    for _ in range(WORKERS + 1):
+                    self.pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+                    for _ in range(n + 1):
                         self._send()
                 except OSError:  # no processes to be had: every manifest is decoded here
                     self.close()
@@ -342,9 +358,8 @@ def _file_events(log: TableLog, raw, snapshots: dict, off: set, snap: dict, ts):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from commitsleuth.forensics.paths import resolve, resolve_names
     from commitsleuth.model import event_schema
-    from commitsleuth.parsers.lakehouse import resolve_file, writers_of
+    from commitsleuth.parsers.lakehouse import file_columns
 
     n = raw.num_rows
     summary = snap.get("summary") or {}
@@ -352,22 +367,10 @@ def _file_events(log: TableLog, raw, snapshots: dict, off: set, snap: dict, ts):
     # file:///x is the local path /x (storage_path); only other spellings need the general rule
     full = pa.array([p[7:] if p.startswith("file:///") and "%" not in p else absolute(p)
                      for p in raw.column("file_path").to_pylist()], pa.string())
-    split = pc.extract_regex(full, r"^(?P<dir>.*)/(?P<name>[^/]*)$")
-    dirs, names = pc.struct_field(split, "dir"), pc.struct_field(split, "name")
-    # a partition the manifest does not give is its directory's (resolve_file), each directory once
-    by_dir = {d: resolve_file(d + "/x").partition_spec for d in pc.unique(dirs).to_pylist() if d is not None}
-    dir_specs = pa.array([by_dir.get(d) for d in dirs.to_pylist()], pa.string())
+    files = file_columns(full)
+    names, dir_specs, writers = files["file_name"], files["dir_spec"], files["writers"]
+    facts = {k: files[k] for k in ("file_task", "file_attempt", "write_uuid")}
     specs = raw.column("partition_spec")
-    facts = resolve_names(names)
-    odd = pc.or_(pc.invert(pc.is_valid(names)), pc.match_substring_regex(names, "[=:]|^$"))
-    if pc.any(odd).as_py():  # a k=v or scheme-like name: resolve()'s own rules, row by row
-        fixed = [resolve_file(p) if o else None for p, o in zip(full.to_pylist(), odd.to_pylist())]
-        names = pa.array([f.file_name if f else v for f, v in zip(fixed, names.to_pylist())], pa.string())
-        dir_specs = pa.array([f.partition_spec if f else v for f, v in zip(fixed, dir_specs.to_pylist())], pa.string())
-        for key in facts:
-            facts[key] = pa.array([getattr(f, key) if f else v for f, v in zip(fixed, facts[key].to_pylist())],
-                                  facts[key].type)
-    writers = writers_of(names)
     owners = raw.column("snapshot_id").to_pylist()
     of = {o: snapshots.get(o, (snap,))[0] for o in set(owners)}
     when = {o: millis(s.get("timestamp-ms")) or ts for o, s in of.items()}
