@@ -622,13 +622,16 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
         ps = loaded.stores[probe.name]
         if r.reingest:  # ingest again, with the mutated code
             root = tmp_path / f"p{i}"
-            with new_store(loaded.loader, root, loaded.template) as again:
-                ctx = probe.load(again, root)
-                if fingerprint(again, _EVENTS) == loaded.unmutated(probe, _EVENTS):
-                    continue
-                ran += 1
-                if probe.fails(again, root, ctx):
-                    out.append(probe.name)
+            try:
+                with new_store(loaded.loader, root, loaded.template) as again:
+                    ctx = probe.load(again, root)
+                    if fingerprint(again, _EVENTS) == loaded.unmutated(probe, _EVENTS):
+                        continue
+                    ran += 1
+                    if probe.fails(again, root, ctx):
+                        out.append(probe.name)
+            finally:  # a store per probe per paths.py mutation: kept, they filled the disk
+                shutil.rmtree(root, ignore_errors=True)
             continue
         before = loaded.unmutated(probe, (queries[probe.name] or ()) + own)  # the mutant not yet in place
         if own and fingerprint(ps, [mutant]) == before[-1:]:
