@@ -99,11 +99,13 @@ MUTATIONS: list[tuple] = [
      "survives: no case or row whose finding names a Tez attempt (or org.apache.tez) and checks its remedy"),
     (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",
      "survives: no case or row with Hive's RCFile merge (RCFileMergeMapper) in its evidence"),
-    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n"),
+    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",
+     "survives: no probe checks the cause's wording of a finding whose attempts did not all finish (killed or failed), which this sentence adds"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
     (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)",
      "survives: no case or row with a file under a Hive -ext-NNNNN directory outside .hive-staging that a detector's temp-layer test must drop"),
-    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
+    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging",
+     "survives: no case or row with a file under a .spark-staging-<uuid> directory that a detector's temp-layer test must drop (paths.py marks most such files temp at ingest already)"),
     (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
     (BASE, "            severity=row.get(\"severity\"),\n", ""),
 ]
