@@ -66,9 +66,11 @@ test: check install $(STAMP35)
 	@$(call say_pass,2/2 the live-capture tests again on PySpark 3.5$(if $(ARGS_SAID), with $(ARGS_SAID)) ($(VENV35)),$(VENV35)/test.log)
 	@[ "$$(cat $(VENV)/test.log.rc)" = 0 ] && [ "$$(cat $(VENV35)/test.log.rc)" = 0 ]
 
-# The full mutation run (hours while survivors remain; its static checks run in `make test`).
+# The full mutation run (tests/mutation_coverage.py) in MUTATION_SHARDS processes at once, their
+# whole output in $(VENV)/mutations.log.<k>; its static checks run in `make test`.
+MUTATION_SHARDS ?= 2
 mutations: install
-	$(BIN)/python -m pytest tests/mutation_coverage.py -q -s $(PYTEST_ARGS)
+	.ci/mutations $(BIN)/python $(VENV)/mutations.log $(MUTATION_SHARDS) $(PYTEST_ARGS)
 
 test-pyspark35: check-java $(STAMP35)
 	$(VENV35)/bin/python -m pytest $(LIVE_TESTS) $(PYTEST_ARGS)

@@ -40,7 +40,9 @@ def label_of(attempt: dict) -> str:
                                attempt.get("host"))
 
 
-_VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'attempt_labels' AND schema_name = 'main'"
+# the store's own view, not a namesake in another database ATTACHed to the same connection
+_VIEW_SQL = ("SELECT sql FROM duckdb_views() WHERE view_name = 'attempt_labels' AND schema_name = 'main'"
+             " AND database_name = current_database()")
 _TID = re.compile(r"\(TID (\d+)\)")
 _FEW = 64  # up to this many TIDs a chain of suffix tests, else a join on the TID's text
 

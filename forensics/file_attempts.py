@@ -68,8 +68,9 @@ _FEW_FILES = ("FROM (SELECT * FROM events WHERE event_id IN (SELECT unnest($ids)
 
 
 def _view_body(con, name: str) -> str:
-    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'",
-                      [name]).fetchone()[0]
+    # the store's own view, not a namesake in another database ATTACHed to the same connection
+    sql = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = ? AND schema_name = 'main'"
+                      " AND database_name = current_database()", [name]).fetchone()[0]
     return re.sub(r"^CREATE VIEW \S+ AS ", "", sql).rstrip().rstrip(";")
 
 

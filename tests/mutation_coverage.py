@@ -6,8 +6,8 @@ the target, so a list cannot rot: a fragment that no longer matches fails. A mut
 to what the detectors run, never to the file on disk:
 
 - a view or macro of a migration: its live definition (the last ``CREATE [OR REPLACE]`` across
-  commitsleuth/migrations/), mutated, replaces it in a probe's store for the probe's run and is
-  restored after it (views bind late: every view reading it reads the mutant);
+  commitsleuth/migrations/), mutated, replaces it in the probes' stores for the mutation's run
+  and is restored after it; the views reading it (views bind late) are computed again over it;
 - a Python module (forensics/*.py, a detector's module): its source, mutated, runs as a fresh
   module whose names replace the module's own and every imported copy; the forensics modules
   that import it run again over it (they build their SQL at import);
@@ -20,9 +20,14 @@ runs the probes of the detectors that read what it changes (through every view t
 at least one must fail, and it stops at the first that does. A mutation whose SQL no longer runs
 is an error, not a kill. Probes that killed before run first.
 
-Run: ``.venv/bin/python -m pytest tests/mutation_coverage.py -q -s`` (``-s`` prints which
-probe killed each mutation and the count per target at the end; ``-k <text>`` runs the
-mutations whose id holds it).
+Speed: the probes' stores are loaded once into one in-memory DuckDB instance, each read through
+a connection of its own whose temp tables hold every view's rows (``ProbeStore``): a detector
+plans and runs its own SQL over a few rows, not the stack of views under it; a view mutant
+computes again only the views reading it. Run: ``make mutations`` (two processes, each every
+other mutation: ``COMMITSLEUTH_MUTATION_SHARD=k/n``), the third pass of ``make test``; or
+``.venv/bin/python -m pytest tests/mutation_coverage.py -q -s`` (``-s`` prints which probe killed
+each mutation and the count per target at the end; ``-k <text>`` runs the mutations whose id
+holds it).
 """
 
 from __future__ import annotations
@@ -326,18 +331,29 @@ def _or_replace(stmt: str) -> str:
     return re.sub(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\b", r"CREATE OR REPLACE \1", stmt, count=1, flags=re.I)
 
 
+def _qualified(stmt: str, db: str) -> str:
+    """``stmt`` as ``CREATE OR REPLACE`` of the object in database ``db``."""
+    return re.sub(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)", rf"CREATE OR REPLACE \1 {db}.main.\2",
+                  stmt, count=1, flags=re.I)
+
+
 @contextmanager
-def sql_mutated(store: Store, m: Mutation):
-    """The mutated view or macro in ``store`` while in the block; its live definition after."""
+def sql_mutated(ps: "ProbeStore", m: Mutation):
+    """The mutated view or macro in the probe's store while in the block; its live definition
+    after. Through the store's own connection (a macro is checked when it is made, its names
+    looked up from the connection's database); one store at a time, as each probe runs (a DDL
+    statement costs more the more databases the instance holds: every store at once cost
+    seconds per mutation). The rules that run a view's own text (forensics/file_attempts.py,
+    attempt_labels.py) read the store's own definition (``current_database()``)."""
     if not m.file.endswith(".sql"):
         yield
         return
     _, _, stmt = object_of(m)
-    store.con.execute(_or_replace(stmt.replace(m.old, m.new, 1)))
+    ps.con.execute(_qualified(stmt.replace(m.old, m.new, 1), ps.db))
     try:
         yield
     finally:
-        store.con.execute(_or_replace(stmt))
+        ps.con.execute(_qualified(stmt, ps.db))
 
 
 # --- the probes -----------------------------------------------------------------------------
@@ -396,61 +412,171 @@ def relevant(r: Reach, probes: list[Probe]) -> list[Probe]:
 
 def _cache_only(store):
     """analyze's ``prepared`` computes the shared views once into temp tables that shadow them:
-    a cache (the same rows), which costs more than it saves on a probe's few events."""
+    here every view is held so already (``ProbeStore``), and its DROP would take them away."""
     return nullcontext()
 
 
-# One DuckDB instance for every probe's store, each ATTACHed while it is used (as live capture
-# opens its store): a few ms, where a connection of its own starts an instance, and hundreds
-# of open instances cost more than they save.
-_HOST: list = []
+@lru_cache(maxsize=None)
+def upstream(objects: frozenset) -> frozenset[str]:
+    """The views and macros ``objects`` read, directly or through others, themselves included."""
+    return frozenset(w for w in live_objects() if readers_of(w) & objects)
 
 
-def open_store(root: Path) -> Store:
-    if not _HOST:
-        _HOST.append(duckdb.connect())
-        _HOST[0].execute("SET threads = 1")  # many tiny queries: no thread pool to wake
-    return Store(root / "probe.duckdb", host=_HOST[0])
+@lru_cache(maxsize=None)
+def view_order() -> tuple[str, ...]:
+    """The views a detector or what words its findings reads, each after the views it reads."""
+    views = {n for n, (kind, _, _) in live_objects().items() if kind == "VIEW"} & upstream(used_objects())
+    deps = {v: {w for w in views - {v} if _reads(_body(live_objects()[v][2]), w)} for v in views}
+    out: list[str] = []
+    while len(out) < len(views):
+        ready = sorted(v for v in views if v not in out and deps[v] <= set(out))
+        assert ready, f"views read each other: {sorted(views - set(out))}"
+        out += ready
+    return tuple(out)
 
 
-def new_store(root: Path, template: Path) -> Store:
+@dataclass
+class ProbeStore:
+    """A probe's loaded store as the detectors read it: database ``db`` of the one DuckDB
+    instance (in memory, copied from the file it was loaded into), through a connection of its
+    own, whose temp tables hold each view's rows. A temp table shadows the view of its name, in
+    the views too: the detectors plan and run their own SQL over a few rows, not the whole stack
+    of views under it each time (seconds per run on a few events). A mutated view and those
+    reading it lose their temp tables while it runs, so they are computed again over the
+    mutant and the (unchanged) rows of the rest."""
+    root: Path
+    ctx: object
+    db: str
+    con: duckdb.DuckDBPyConnection
+    shadowed: set = field(default_factory=set)  # views whose unmutated rows a temp table holds
+    held: set = field(default_factory=set)  # views whose unmutated rows are set aside
+    mutants: set = field(default_factory=set)  # views whose temp table holds rows over a mutant
+
+    @property
+    def path(self) -> str:
+        return str(self.root / "probe.duckdb")
+
+    def shadow(self) -> None:
+        """Every view shadowed by its unmutated rows (those set aside are the same rows)."""
+        for view in self.mutants:
+            self.con.execute(f"DROP TABLE temp.{view}")
+        self.mutants = set()
+        for view in view_order():
+            if view in self.held:
+                self.con.execute(f"ALTER TABLE temp.held_{view} RENAME TO {view}")
+            elif view not in self.shadowed:
+                self.con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {view}")
+        self.shadowed |= set(view_order())
+        self.held = set()
+
+    def mutate(self, views, read: frozenset) -> None:
+        """``views`` (the mutant and the views reading it) read from their definitions again:
+        their unmutated rows set aside; those of them in ``read`` (what the probe reads)
+        computed once each, in the order they read each other, from the rows of those they read."""
+        order = [v for v in view_order() if v in views]
+        for view in order:
+            self.con.execute(f"ALTER TABLE temp.{view} RENAME TO held_{view}")
+            self.shadowed.discard(view)
+            self.held.add(view)
+        for view in [v for v in order if v in read]:
+            self.con.execute(f"CREATE TEMP TABLE {view} AS SELECT * FROM {view}")
+            self.mutants.add(view)
+
+
+def open_store(host, root: Path) -> Store:
+    return Store(root / "probe.duckdb", host=host)
+
+
+def new_store(host, root: Path, template: Path) -> Store:
     """An empty store at ``root``: a copy of one made once (its migrations run once, not per probe)."""
     root.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(template, root / "probe.duckdb")
-    return open_store(root)
+    return open_store(host, root)
+
+
+def hold(host, i: int, root: Path, ctx) -> ProbeStore:
+    """The store loaded at ``root`` as probe ``i``'s ``ProbeStore``."""
+    db = f"probe{i}"
+    host.execute(f"ATTACH ':memory:' AS {db}")
+    host.execute(f"ATTACH '{root / 'probe.duckdb'}' AS loaded (READ_ONLY)")
+    try:
+        host.execute(f"COPY FROM DATABASE loaded TO {db}")
+    finally:
+        host.execute("DETACH loaded")
+    con = host.cursor()
+    con.execute(f"USE {db}")
+    out = ProbeStore(root, ctx, db, con)
+    out.shadow()
+    return out
+
+
+def load_probes(probes: list[Probe], mktemp) -> "Loaded":
+    """``probes`` loaded with the code unmutated, each into a store of its own (``mktemp(name)``
+    makes a directory), held as ``ProbeStore`` s of one DuckDB instance."""
+    # many tiny queries: no thread pool to wake. Stores are loaded (and loaded again, for
+    # paths.py) in an instance of their own: ingest holds its instance's memory to a limit.
+    host, loader = duckdb.connect(config={"threads": 1}), duckdb.connect(config={"threads": 1})
+    template = mktemp("template") / "empty.duckdb"
+    Store(template).close()
+    out = {}
+    for i, probe in enumerate(probes):
+        root = mktemp(f"probe{i}")
+        with new_store(loader, root, template) as store:
+            ctx = probe.load(store, root)
+        out[probe.name] = hold(host, i, root, ctx)
+    return Loaded(out, probes, template, host, loader)
+
+
+_PREPARED = analyze_mod.prepared  # analyze's own cache of the shared views, as commitsleuth runs
+
+
+def plain_fails(m: Mutation, probe: Probe, loaded: "Loaded") -> bool:
+    """Whether ``probe`` fails under ``m`` (a Python mutant already applied) over its store read
+    as commitsleuth reads one: the file it was loaded into, every view computed from its
+    definition (a view or macro mutant in place of the live one), analyze's own cache. The
+    reference the held rows of ``kills`` must agree with (tests/test_mutation_runner.py)."""
+    ps = loaded.stores[probe.name]
+    stmt = object_of(m)[2] if m.file.endswith(".sql") else None
+    with open_store(loaded.loader, ps.root) as store, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(analyze_mod, "prepared", _PREPARED)
+        if stmt:
+            store.con.execute(_or_replace(stmt.replace(m.old, m.new, 1)))
+        try:
+            return probe.fails(store, ps.root, ps.ctx)
+        finally:
+            if stmt:
+                store.con.execute(_or_replace(stmt))
 
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
     """Each probe's store, loaded once with the code unmutated (whether its test passes so is
     checked once it first kills a mutation: tests/test_detector_cases.py and
-    tests/test_detection_matrix.py check them all)."""
-    start = time.perf_counter()
-    template = tmp_path_factory.mktemp("template") / "empty.duckdb"
-    Store(template).close()
-    out = {}
+    tests/test_detection_matrix.py check them all). One DuckDB instance holds them all: an
+    instance of its own costs each a few MB (hundreds of probes)."""
+    start, cpu = time.perf_counter(), time.process_time()
     probes = all_probes()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(analyze_mod, "prepared", _cache_only)
-        for i, probe in enumerate(probes):
-            root = tmp_path_factory.mktemp(f"probe{i}")
-            with new_store(root, template) as store:
-                out[probe.name] = (root, probe.load(store, root))
-        print(f"\n{len(probes)} probes loaded in {time.perf_counter() - start:.1f} s")
-        yield Loaded(out, probes, template)
-    _summary()
+        loaded = load_probes(probes, tmp_path_factory.mktemp)
+        print(f"\n{len(probes)} probes loaded in {time.perf_counter() - start:.1f} s "
+              f"({time.process_time() - cpu:.1f} s of CPU)")
+        yield loaded
+    _summary(time.perf_counter() - start, time.process_time() - cpu)
 
 
 @dataclass
 class Loaded:
-    stores: dict  # probe name -> (root, ctx)
+    stores: dict  # probe name -> ProbeStore
     probes: list
     template: Path
+    host: duckdb.DuckDBPyConnection  # the instance holding the probes' stores
+    loader: duckdb.DuckDBPyConnection  # the instance loading a store again
     fingerprints: dict = field(default_factory=dict)  # (probe name, query) -> rows' fingerprint
 
-    def unmutated(self, probe: Probe, store: Store, queries) -> list:
+    def unmutated(self, probe: Probe, queries) -> list:
         missing = [q for q in queries if (probe.name, q) not in self.fingerprints]
-        for q, fp in zip(missing, fingerprint(store, missing)):
+        for q, fp in zip(missing, fingerprint(self.stores[probe.name], missing)):
             self.fingerprints[(probe.name, q)] = fp
         return [self.fingerprints[(probe.name, q)] for q in queries]
 
@@ -460,13 +586,14 @@ _KILLERS: dict[str, Counter] = defaultdict(Counter)
 _RESULTS: dict[str, Counter] = defaultdict(Counter)  # file -> killed / equivalent / surviving
 
 
-def _summary() -> None:
+def _summary(wall: float, cpu: float) -> None:
     print("\nmutations per target: killed / equivalent / surviving")
     for file in sorted(_RESULTS):
         c = _RESULTS[file]
         print(f"  {file}: {c['killed']} / {c['equivalent']} / {c['surviving']}")
     total = sum(_RESULTS.values(), Counter())
     print(f"  all: {total['killed']} / {total['equivalent']} / {total['surviving']}")
+    print(f"  in {wall:.1f} s ({cpu:.1f} s of CPU in this process)")
 
 
 _EVENTS = ("SELECT * FROM events",)
@@ -479,35 +606,49 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
     cannot fail and is not run."""
     r = reach(m)
     name = object_of(m)[0] if m.file.endswith(".sql") else None
-    out, ran = [], 0
     mine, anyone = _KILLERS[m.file], _KILLERS[""]
     ordered = sorted(relevant(r, loaded.probes), key=lambda p: (-mine[p.name], -anyone[p.name], not p.findings))
+    queries = {p.name: consumer_queries(name, p.consumers()) if name else None for p in ordered}
+    # a mutated view whose own rows (over the unmutated rows of what it reads) are unchanged in a
+    # store changes nothing there: one query, before any view is computed again
+    own = (f"SELECT * FROM {name}",) if name and live_objects()[name][0] == "VIEW" else ()
+    # the mutated view's own query, run over the held rows of what it reads (no DDL: a probe
+    # skipped so costs one query)
+    mutant = _body(object_of(m)[2].replace(m.old, m.new, 1)).strip().rstrip(";") if own else None
+    out, ran = [], 0
     for i, probe in enumerate(ordered):
         if out and not os.environ.get("COMMITSLEUTH_ALL_KILLS"):
             break
-        root, ctx = loaded.stores[probe.name]
+        ps = loaded.stores[probe.name]
         if r.reingest:  # ingest again, with the mutated code
-            if (probe.name, _EVENTS[0]) not in loaded.fingerprints:
-                with open_store(root) as store:
-                    loaded.unmutated(probe, store, _EVENTS)
             root = tmp_path / f"p{i}"
-            with new_store(root, loaded.template) as again:
-                ctx = probe.load(again, root)
-                if fingerprint(again, _EVENTS) == loaded.unmutated(probe, None, _EVENTS):
-                    continue
-                ran += 1
-                if probe.fails(again, root, ctx):
-                    out.append(probe.name)
+            try:
+                with new_store(loaded.loader, root, loaded.template) as again:
+                    ctx = probe.load(again, root)
+                    if fingerprint(again, _EVENTS) == loaded.unmutated(probe, _EVENTS):
+                        continue
+                    ran += 1
+                    if probe.fails(again, root, ctx):
+                        out.append(probe.name)
+            finally:  # a store per probe per paths.py mutation: kept, they filled the disk
+                shutil.rmtree(root, ignore_errors=True)
             continue
-        queries = consumer_queries(name, probe.consumers()) if name else None
-        with open_store(root) as store:
-            before = loaded.unmutated(probe, store, queries) if queries else []
-            with sql_mutated(store, m):
-                if queries is not None and fingerprint(store, queries) == before:
-                    continue
+        before = loaded.unmutated(probe, (queries[probe.name] or ()) + own)  # the mutant not yet in place
+        if own and fingerprint(ps, [mutant]) == before[-1:]:
+            continue
+        with sql_mutated(ps, m):
+            try:
+                if name:  # what reads the mutant is computed again
+                    ps.mutate(readers_of(name), upstream(probe.consumers()))
+                    if queries[probe.name] is not None and \
+                            fingerprint(ps, queries[probe.name]) == before[:len(queries[probe.name])]:
+                        continue
                 ran += 1
-                if probe.fails(store, root, ctx):
+                if probe.fails(ps, ps.root, ps.ctx):
                     out.append(probe.name)
+            finally:
+                if name:
+                    ps.shadow()
     for killer in out:
         mine[killer] += 1
         anyone[killer] += 1
@@ -540,12 +681,18 @@ def test_every_view_macro_and_rule_is_mutated():
     assert {PATHS, *HELPER_MODULES, *FINDING_MODULES[1:]} <= files, sorted({PATHS, *HELPER_MODULES, *FINDING_MODULES[1:]} - files)
 
 
-@pytest.mark.parametrize("m", MUTATIONS, ids=[m.id for m in MUTATIONS])
+def shard(mutations: list[Mutation]) -> list[Mutation]:
+    """``COMMITSLEUTH_MUTATION_SHARD=k/n``: every n-th mutation from the k-th (0-based), so n
+    processes share a run (`make mutations` runs two); all of them otherwise."""
+    k, _, n = os.environ.get("COMMITSLEUTH_MUTATION_SHARD", "0/1").partition("/")
+    return mutations[int(k)::int(n)]
+
+
+@pytest.mark.parametrize("m", shard(MUTATIONS), ids=[m.id for m in shard(MUTATIONS)])
 def test_mutation_is_killed(stores, monkeypatch, tmp_path, m: Mutation):
     if m.equivalent:  # not run: it applies (above), and why no test can tell is said
         if m.file.endswith(".sql"):
-            root, _ = next(iter(stores.stores.values()))
-            with open_store(root) as store, sql_mutated(store, m):
+            with sql_mutated(next(iter(stores.stores.values())), m):
                 pass  # the mutant is valid SQL
         print(f"\n{m.id}: {m.note}")
         _RESULTS[m.file]["equivalent"] += 1
@@ -555,9 +702,8 @@ def test_mutation_is_killed(stores, monkeypatch, tmp_path, m: Mutation):
     killed, ran = kills(m, stores, tmp_path)
     monkeypatch.undo()
     for probe in [p for p in stores.probes if p.name in killed and not p.verified]:
-        root, ctx = stores.stores[probe.name]
-        with open_store(root) as store:
-            assert not probe.fails(store, root, ctx), f"{probe.name} fails unmutated"
+        ps = stores.stores[probe.name]
+        assert not probe.fails(ps, ps.root, ps.ctx), f"{probe.name} fails unmutated"
         probe.verified = True
     print(f"\n{m.id}: killed by {killed} ({ran} probes run)")
     _RESULTS[m.file]["killed" if killed else "surviving"] += 1
