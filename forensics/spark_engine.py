@@ -438,6 +438,7 @@ def view_reads(sqls) -> Counter:
 # Spark's default of 200 a shuffle is most of the cost of a small run (a map task writes 200
 # files a shuffle, a stage runs 200 tasks where AQE does not coalesce)
 SHUFFLE_BYTES = 32 * 1024 * 1024
+_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 def shuffle_partitions(spark, directory: str) -> int:
@@ -478,12 +479,14 @@ def register(spark, directory: str, views=None, storage=None) -> list:
 
 
 def prepare(spark, directory: str, detectors) -> list:
-    """What ``analyze_spark`` runs before the detectors: shuffles sized to the data and the views
+    """What ``analyze_spark`` runs before the detectors: shuffles sized to the data (unless the
+    session sets ``spark.sql.shuffle.partitions``) and the views
     the detectors read registered, serialized where they are kept (at 10M events the views as
     rows filled an 8 GB heap). bench/scale.py times the same. Returns register's frames."""
     from pyspark import StorageLevel
 
-    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(spark, directory)))
+    if not spark._jsparkSession.conf().contains(_PARTITIONS):  # the user's, if set
+        spark.conf.set(_PARTITIONS, str(shuffle_partitions(spark, directory)))
     return register(spark, directory, view_reads(detector_sql(d.code, d.sql) for d in detectors),
                     StorageLevel.MEMORY_AND_DISK)  # pyspark's: serialized on the JVM
 
@@ -532,12 +535,13 @@ def analyze_spark(store, codes: list[str] | None = None, spark=None, master: str
     spark = spark or session(master)
     with tempfile.TemporaryDirectory(prefix="commitsleuth-spark-") as tmp:
         detectors = selected(codes)
-        partitions = spark.conf.get("spark.sql.shuffle.partitions")
+        user_set = spark._jsparkSession.conf().contains(_PARTITIONS)
         kept = prepare(spark, parquet or export_parquet(store, tmp), detectors)
         try:
             findings = run_detectors(spark, store, detectors)
         finally:  # a session serves several runs (the equivalence test's): its blocks and setting back
             for frame in kept:
                 frame.unpersist()
-            spark.conf.set("spark.sql.shuffle.partitions", partitions)
+            if not user_set:
+                spark.conf.unset(_PARTITIONS)
     return finish(store, findings)
