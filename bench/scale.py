@@ -21,7 +21,12 @@ Parquet, and Spark's local dir at the measured shuffle bytes per event); a size 
 less than ``--keep-free-gb`` is not generated, and the output says so: the rest is arithmetic
 (docs/BENCHMARKS.md, round 5). The load average is printed beside every figure.
 
+``--before`` runs Spark the way round 5 measured first (every view ``localCheckpoint``-ed as row
+objects, 4 shuffle partitions), then ``analyze_spark``'s own way (``spark_engine.prepare``), both
+on the same Parquet in the same run; ``--spark-timeout`` kills a Spark child that runs too long.
+
     .venv/bin/python bench/scale.py --sizes 10M --reuse-10m /work/bench10m.duckdb --dir /tmp/scale
+    .venv/bin/python bench/scale.py --sizes 20k --before --driver-memory 2g
     .venv/bin/python bench/scale.py --sizes 1M,10M,100M,1B --dir /tmp/scale
 """
 
@@ -162,8 +167,8 @@ def timed(code: str, *args: str, env: dict | None = None, timeout: float | None 
         p.communicate()
         return {"failed": f"killed after {time.perf_counter() - t:.0f} s (--spark-timeout)",
                 "load": f"{before} -> {load()}"}
-    if p.returncode != 0:
-        return {"failed": stderr[-2500:], "load": f"{before} -> {load()}"}
+    if p.returncode != 0:  # the child's own error, before /usr/bin/time's report
+        return {"failed": stderr.split("\tCommand being timed")[0][-2500:], "load": f"{before} -> {load()}"}
     def field(name):
         return re.search(re.escape(name) + r": (.*)", stderr).group(1)
     h, m, s = (["0"] * 3 + field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"))[-3:]
