@@ -21,7 +21,12 @@ Parquet, and Spark's local dir at the measured shuffle bytes per event); a size 
 less than ``--keep-free-gb`` is not generated, and the output says so: the rest is arithmetic
 (docs/BENCHMARKS.md, round 5). The load average is printed beside every figure.
 
+``--before`` runs Spark the way round 5 measured first (every view ``localCheckpoint``-ed as row
+objects, 4 shuffle partitions), then ``analyze_spark``'s own way (``spark_engine.prepare``), both
+on the same Parquet in the same run; ``--spark-timeout`` kills a Spark child that runs too long.
+
     .venv/bin/python bench/scale.py --sizes 10M --reuse-10m /work/bench10m.duckdb --dir /tmp/scale
+    .venv/bin/python bench/scale.py --sizes 20k --before --driver-memory 2g
     .venv/bin/python bench/scale.py --sizes 1M,10M,100M,1B --dir /tmp/scale
 """
 
@@ -40,12 +45,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from analyze import BASELINE as DUCKDB_SCAN, EXPECT, compare, generate  # noqa: E402 - bench/analyze.py's
 
+from commitsleuth.forensics.detectors import DETECTORS  # noqa: E402
 from commitsleuth.store import Store  # noqa: E402
 
-# The detectors that run on Spark today (docs/spark-analyze.md, "Not yet on Spark"): both
-# engines run these, so their times compare.
-ON_SPARK = ("CS101", "CS102", "CS103", "CS104", "CS105", "CS106", "CS108", "CS109", "CS110",
-            "CS111", "CS201", "CS203", "CS204", "CS205")
+# Every detector runs on Spark since round 5: both engines run them all, so their times compare.
+ON_SPARK = tuple(d.code for d in DETECTORS)
 GiB = 1024 ** 3
 
 DUCKDB_CHILD = r"""
@@ -62,18 +66,20 @@ json.dump({"seconds": seconds, "findings": [[f.code, f.severity, f.location or (
 """
 
 # analyze_spark's steps (spark_engine's public functions), each detector a Spark job group of its
-# own so the REST API's stages say whose they are.
+# own so the REST API's stages say whose they are. ``how``: ``now`` is analyze_spark's way
+# (spark_engine.prepare); ``round5`` the way round 5 measured, the baseline of --before: every
+# view localCheckpoint-ed as registered, 4 shuffle partitions.
 SPARK_CHILD = r"""
 import json, os, sys, time, urllib.request
 from commitsleuth.store import Store
 from commitsleuth.forensics import spark_engine
 from commitsleuth.forensics.analyze import finish, selected
-db, parquet, out, codes, master, memory, local_dir = sys.argv[1:8]
+db, parquet, out, codes, master, memory, local_dir, how = sys.argv[1:9]
 t0 = time.perf_counter()
 from commitsleuth.ingest.spark import spark_session
 spark = spark_session(master, {**spark_engine.SESSION_CONF, "spark.driver.memory": memory,
                                "spark.local.dir": local_dir, "spark.ui.enabled": "true",
-                               "spark.ui.port": "0", "spark.sql.shuffle.partitions": "4"})
+                               "spark.ui.port": "0"})
 sc = spark.sparkContext
 started = time.perf_counter() - t0
 t = time.perf_counter()
@@ -85,7 +91,12 @@ times = {}
 with Store(db) as store:
     t1 = time.perf_counter()
     sc.setJobGroup("views", "views")
-    spark_engine.register(spark, parquet)
+    if how == "round5":
+        spark.conf.set("spark.sql.shuffle.partitions", "4")
+        spark_engine.register(spark, parquet)
+    else:
+        spark_engine.prepare(spark, parquet, selected(codes.split(",")))
+    times["partitions"] = int(spark.conf.get("spark.sql.shuffle.partitions"))
     times["views"] = time.perf_counter() - t1
     findings = []
     for det in selected(codes.split(",")):
@@ -140,18 +151,28 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def timed(code: str, *args: str, env: dict | None = None) -> dict:
+def timed(code: str, *args: str, env: dict | None = None, timeout: float | None = None) -> dict:
     """``python -c code args`` under /usr/bin/time -v: stdout, wall and CPU seconds, peak RSS MiB
-    (of the largest process: Linux reports the largest child's, not a sum)."""
-    before = load()
-    p = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-c", code, *args],
-                       capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        return {"failed": p.stderr[-2500:], "load": f"{before} -> {load()}"}
+    (of the largest process: Linux reports the largest child's, not a sum). Past ``timeout``
+    seconds its process group (the child and its JVM) is killed: ``failed`` says when."""
+    import signal
+
+    before, t = load(), time.perf_counter()
+    p = subprocess.Popen(["/usr/bin/time", "-v", sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return {"failed": f"killed after {time.perf_counter() - t:.0f} s (--spark-timeout)",
+                "load": f"{before} -> {load()}"}
+    if p.returncode != 0:  # the child's own error, before /usr/bin/time's report
+        return {"failed": stderr.split("\tCommand being timed")[0][-2500:], "load": f"{before} -> {load()}"}
     def field(name):
-        return re.search(re.escape(name) + r": (.*)", p.stderr).group(1)
+        return re.search(re.escape(name) + r": (.*)", stderr).group(1)
     h, m, s = (["0"] * 3 + field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":"))[-3:]
-    return {"stdout": p.stdout, "wall": int(h) * 3600 + int(m) * 60 + float(s),
+    return {"stdout": stdout, "wall": int(h) * 3600 + int(m) * 60 + float(s),
             "cpu": float(field("User time (seconds)")) + float(field("System time (seconds)")),
             "rss": int(field("Maximum resident set size (kbytes)")) / 1024, "load": f"{before} -> {load()}"}
 
@@ -216,42 +237,58 @@ def run_size(n: int, root: Path, args, prev: dict | None) -> dict:
     else:
         print(f"[{n:,}] DuckDB analyze FAILED (load {duck['load']}): {duck['failed'][-400:]}", flush=True)
 
+    runs = (["round5"] if args.before else []) + ["now"]
+    for how in runs:
+        spark = run_spark(n, d, db, parquet, codes, args, how)
+        res["spark" if how == "now" else "spark_round5"] = spark
+        if how == "now":
+            res["spark_local_peak_bytes"] = spark["local_peak"]
+            res["spark_tmp_bpe"] = spark["local_peak"] / res["events"]
+        if "findings" in duck and "findings" in spark:
+            same = sorted(map(tuple, duck["findings"]), key=str) == sorted(map(tuple, spark["findings"]), key=str)
+            res[f"same_findings_{how}"] = same
+            print(f"[{n:,}] Spark ({how}) gives DuckDB's findings: {same}", flush=True)
+    if "findings" in duck:
+        missing, extra = compare([p for p in planted if _codes_of(p[0]) & set(args.detectors)], duck["findings"])
+        res["planted_missing"], res["planted_extra"] = len(missing), len(extra)
+        print(f"[{n:,}] DuckDB against the planted ones: {len(missing)} missing, {len(extra)} extra", flush=True)
+    if not args.keep:
+        shutil.rmtree(d, ignore_errors=True)
+    return res
+
+
+def run_spark(n: int, d: Path, db: Path, parquet: Path, codes: str, args, how: str) -> dict:
+    """One Spark ``analyze`` child (SPARK_CHILD, ``how``), its local dir watched; its figures."""
     local_dir = d / "spark-local"
     shutil.rmtree(local_dir, ignore_errors=True)
     local_dir.mkdir()
     peak = {"bytes": 0}
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
     watcher = _watch_dir(local_dir, peak)
-    spark = timed(SPARK_CHILD, str(db), str(parquet), str(d / "spark.json"), codes, args.master,
-                  args.driver_memory, str(local_dir), env=env)
+    out = d / f"spark-{how}.json"
+    spark = timed(SPARK_CHILD, str(db), str(parquet), str(out), codes, args.master,
+                  args.driver_memory, str(local_dir), how, env=env, timeout=args.spark_timeout)
     watcher.stop()
-    res["spark"] = spark
-    res["spark_local_peak_bytes"] = peak["bytes"]
-    res["spark_tmp_bpe"] = peak["bytes"] / res["events"]
-    if "failed" not in spark:
-        spark.update(json.loads((d / "spark.json").read_text()))
-        shuffle = sum(g["shuffle_write"] for g in spark["stages"].values())
-        print(f"[{n:,}] Spark {args.master}: start {spark['start']:.0f} s, scan {spark['scan']:.1f} s; analyze "
-              f"{spark['seconds']:.1f} s (views {spark['per']['views']:.1f} s), {spark['wall']:.1f} s whole, "
-              f"{spark['cpu'] + spark['jvm_cpu']:.0f} CPU-s (JVM {spark['jvm_cpu']:.0f}), peak {spark['jvm_rss']:,.0f} MiB "
-              f"(JVM; Python {spark['rss']:,.0f}); shuffle written {shuffle / 1e6:,.0f} MB, "
-              f"local dir peak {peak['bytes'] / 1e6:,.0f} MB; {len(spark['findings'])} findings; load {spark['load']}",
-              flush=True)
-        for group, g in sorted(spark["stages"].items(), key=lambda kv: -kv[1]["shuffle_write"])[:6]:
-            print(f"    {group}: input {g['input'] / 1e6:,.0f} MB, shuffle write {g['shuffle_write'] / 1e6:,.0f} MB, "
-                  f"spill {g['spill_disk'] / 1e6:,.0f} MB, {g['stages']} stages, "
-                  f"{spark['per'].get(group, 0):.1f} s", flush=True)
-    else:
-        print(f"[{n:,}] Spark FAILED (load {spark['load']}): {spark['failed'][-600:]}", flush=True)
-    if "findings" in duck and "findings" in spark:
-        same = sorted(map(tuple, duck["findings"]), key=str) == sorted(map(tuple, spark["findings"]), key=str)
-        missing, extra = compare([p for p in planted if _codes_of(p[0]) & set(args.detectors)], duck["findings"])
-        res["same_findings"], res["planted_missing"], res["planted_extra"] = same, len(missing), len(extra)
-        print(f"[{n:,}] same findings on both engines: {same}; DuckDB against the planted ones: "
-              f"{len(missing)} missing, {len(extra)} extra", flush=True)
-    if not args.keep:
-        shutil.rmtree(d, ignore_errors=True)
-    return res
+    spark["local_peak"] = peak["bytes"]
+    if "failed" in spark:
+        print(f"[{n:,}] Spark ({how}) FAILED (load {spark['load']}; local dir peak {peak['bytes'] / 1e6:,.0f} MB): "
+              f"{spark['failed'][-600:]}", flush=True)
+        return spark
+    spark.update(json.loads(out.read_text()))
+    shuffle = sum(g["shuffle_write"] for g in spark["stages"].values())
+    stages = sum(g["stages"] for g in spark["stages"].values())
+    print(f"[{n:,}] Spark {args.master} ({how}, {spark['per']['partitions']} shuffle partitions): start "
+          f"{spark['start']:.0f} s, scan {spark['scan']:.1f} s; analyze {spark['seconds']:.1f} s (views "
+          f"{spark['per']['views']:.1f} s), {stages} stages, {spark['wall']:.1f} s whole, "
+          f"{spark['cpu'] + spark['jvm_cpu']:.0f} CPU-s (JVM {spark['jvm_cpu']:.0f}), peak {spark['jvm_rss']:,.0f} MiB "
+          f"(JVM; Python {spark['rss']:,.0f}); shuffle written {shuffle / 1e6:,.0f} MB, "
+          f"local dir peak {peak['bytes'] / 1e6:,.0f} MB; {len(spark['findings'])} findings; load {spark['load']}",
+          flush=True)
+    for group, g in sorted(spark["stages"].items(), key=lambda kv: -kv[1]["shuffle_write"])[:6]:
+        print(f"    {group}: input {g['input'] / 1e6:,.0f} MB, shuffle write {g['shuffle_write'] / 1e6:,.0f} MB, "
+              f"spill {g['spill_disk'] / 1e6:,.0f} MB, {g['stages']} stages, "
+              f"{spark['per'].get(group, 0):.1f} s", flush=True)
+    return spark
 
 
 def _codes_of(anomaly: str) -> set[str]:
@@ -291,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--driver-memory", default="8g")
     ap.add_argument("--detectors", default=",".join(ON_SPARK), type=lambda s: s.split(","))
     ap.add_argument("--keep-free-gb", type=float, default=10.0)
+    ap.add_argument("--before", action="store_true", help="also run Spark the way round 5 did (every view "
+                    "localCheckpoint-ed, 4 shuffle partitions) first, the baseline in the same run")
+    ap.add_argument("--spark-timeout", type=float, default=None, metavar="S",
+                    help="kill a Spark child after S seconds (its figures up to then are lost, the local dir's kept)")
     ap.add_argument("--keep", action="store_true", help="keep each size's store and Parquet")
     ap.add_argument("--json", default=None, help="write every figure here")
     args = ap.parse_args(argv)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
@@ -418,22 +419,46 @@ def export_parquet(store, directory) -> str:
     return str(out)
 
 
-def views_read(sqls) -> set[str]:
-    """The fact model views Spark SQL texts read, and the views those read."""
+def view_reads(sqls) -> Counter:
+    """How many times the Spark SQL texts name each fact model view, counting the names in the
+    views they read (a view two plans name is computed twice unless it is kept)."""
     defined = dict(view_sql())
-    seen: set[str] = set()
+    reads: Counter = Counter()
     todo = list(sqls)
     while todo:
         for table in sqlglot.parse_one(todo.pop(), read="spark").find_all(exp.Table):
-            if table.name in defined and table.name not in seen:
-                seen.add(table.name)
-                todo.append(defined[table.name])
-    return seen
+            if table.name in defined:
+                if table.name not in reads:
+                    todo.append(defined[table.name])
+                reads[table.name] += 1
+    return reads
 
 
-def register(spark, directory: str, views=None) -> None:
-    """Temp views over the Parquet: the tables, then every fact model view (only ``views``, in
-    their order of creation, when named: a view no detector of the run reads costs a job)."""
+# a shuffle partition per this many bytes of the Parquet read (AQE coalesces what is smaller):
+# Spark's default of 200 a shuffle is most of the cost of a small run (a map task writes 200
+# files a shuffle, a stage runs 200 tasks where AQE does not coalesce)
+SHUFFLE_BYTES = 32 * 1024 * 1024
+_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+def shuffle_partitions(spark, directory: str) -> int:
+    """``spark.sql.shuffle.partitions`` sized to the Parquet under ``directory``: one per
+    SHUFFLE_BYTES, at least the cluster's default parallelism (every core busy)."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(directory)
+    size = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).getContentSummary(path).getLength()
+    return max(spark.sparkContext.defaultParallelism, -(-size // SHUFFLE_BYTES))
+
+
+def register(spark, directory: str, views=None, storage=None) -> list:
+    """Temp views over the Parquet: the tables, then the fact model views (only ``views``, in
+    their order of creation, when named: a view no detector of the run reads costs a job).
+
+    Each view is computed once (``localCheckpoint``, kept at ``storage``, a pyspark StorageLevel;
+    Spark's default is rows as objects in memory, spilled to disk). With ``views`` as a Counter
+    (view_reads) a view named once is left a plan its one reader inlines, its input pruned to
+    what that reader takes. Returns the checkpointed frames (``unpersist`` them when done)."""
+    kept = []
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
     for table in TABLES:
@@ -442,12 +467,28 @@ def register(spark, directory: str, views=None) -> None:
         if views is not None and name not in views:
             continue
         frame = spark.sql(sql)
-        if name not in UNREAD_VIEWS:
+        if name not in UNREAD_VIEWS and not (isinstance(views, Counter) and views[name] < 2):
             # computed once: a view is inlined into every plan that reads it, and Catalyst's
-            # optimizer spends minutes on the plans of views over views (file_attempts reads
-            # spark_task_attempts five times) that are milliseconds of work
-            frame = frame.localCheckpoint()
+            # analyzer and optimizer spend minutes (or the heap: a cached view's plan stays whole)
+            # on the plans of views over views (file_attempts reads spark_task_attempts five
+            # times) that are milliseconds of work
+            frame = frame.localCheckpoint(storageLevel=storage)
+            kept.append(frame)
         frame.createOrReplaceTempView(name)
+    return kept
+
+
+def prepare(spark, directory: str, detectors) -> list:
+    """What ``analyze_spark`` runs before the detectors: shuffles sized to the data (unless the
+    session sets ``spark.sql.shuffle.partitions``) and the views
+    the detectors read registered, serialized where they are kept (at 10M events the views as
+    rows filled an 8 GB heap). bench/scale.py times the same. Returns register's frames."""
+    from pyspark import StorageLevel
+
+    if not spark._jsparkSession.conf().contains(_PARTITIONS):  # the user's, if set
+        spark.conf.set(_PARTITIONS, str(shuffle_partitions(spark, directory)))
+    return register(spark, directory, view_reads(detector_sql(d.code, d.sql) for d in detectors),
+                    StorageLevel.MEMORY_AND_DISK)  # pyspark's: serialized on the JVM
 
 
 @lru_cache(maxsize=None)
@@ -494,7 +535,13 @@ def analyze_spark(store, codes: list[str] | None = None, spark=None, master: str
     spark = spark or session(master)
     with tempfile.TemporaryDirectory(prefix="commitsleuth-spark-") as tmp:
         detectors = selected(codes)
-        register(spark, parquet or export_parquet(store, tmp),
-                 views_read(detector_sql(d.code, d.sql) for d in detectors))
-        findings = run_detectors(spark, store, detectors)
+        user_set = spark._jsparkSession.conf().contains(_PARTITIONS)
+        kept = prepare(spark, parquet or export_parquet(store, tmp), detectors)
+        try:
+            findings = run_detectors(spark, store, detectors)
+        finally:  # a session serves several runs (the equivalence test's): its blocks and setting back
+            for frame in kept:
+                frame.unpersist()
+            if not user_set:
+                spark.conf.unset(_PARTITIONS)
     return finish(store, findings)

@@ -81,3 +81,34 @@ def test_spark_gives_analyzes_findings(spark, tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT code, actors FROM findings ORDER BY code").fetchall() == [
             (f["code"], f["actors"]) for f in local]
+
+
+def test_views_named_once_are_plans_and_shuffles_fit_the_data(spark, tmp_path):
+    """A view the run names once is inlined into its reader (no job of its own, its input pruned
+    to what the reader takes); one named twice or more is computed once. The shuffle partitions
+    follow the data unless the session sets them."""
+    from commitsleuth.forensics.detectors import DETECTORS
+
+    cs103 = next(d() for d in DETECTORS if d.code == "CS103")
+    reads = spark_engine.view_reads([spark_engine.detector_sql(cs103.code, cs103.sql)])
+    assert reads["loading_steps"] == 1 and reads["partition_events"] >= 3
+    with Store(tmp_path / "s.duckdb") as store:
+        load_case(store, tmp_path / "logs", scenario("seed002_lost_partition"))
+        parquet = spark_engine.export_parquet(store, tmp_path / "pq")
+    session = spark.newSession()
+    session.conf.unset("spark.sql.shuffle.partitions")  # the fixture's 2: Spark's 200 now
+    kept = spark_engine.prepare(session, parquet, [cs103])
+
+    def plan(name):
+        return session.table(name)._jdf.queryExecution().analyzed().toString().splitlines()[:3]
+    assert any("LogicalRDD" in line for line in plan("partition_events"))
+    assert not any("LogicalRDD" in line for line in plan("loading_steps"))
+    assert len(kept) == sum(1 for n in reads if reads[n] >= 2)
+    assert int(session.conf.get("spark.sql.shuffle.partitions")) == spark.sparkContext.defaultParallelism
+    for frame in kept:
+        frame.unpersist()
+    mine = spark.newSession()
+    mine.conf.set("spark.sql.shuffle.partitions", "3")
+    for frame in spark_engine.prepare(mine, parquet, [cs103]):
+        frame.unpersist()
+    assert mine.conf.get("spark.sql.shuffle.partitions") == "3"
