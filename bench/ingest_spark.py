@@ -253,7 +253,9 @@ import duckdb
 sys.path.insert(0, sys.argv[3])
 from ingest_spark import READ_JSON_SQL
 t = time.perf_counter()
-row = duckdb.connect(config={"enable_progress_bar": False}).execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys.argv[2]}).fetchone()
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # else drawn on stdout, before the figures, when the query runs long
+row = con.execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys.argv[2]}).fetchone()
 print(json.dumps({"seconds": time.perf_counter() - t, "events": row[0],
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

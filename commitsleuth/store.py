@@ -46,7 +46,10 @@ INGEST_MEMORY = "512MB"
 # are compressed into the file once. Committed into the write-ahead log instead (below
 # CHECKPOINT_THRESHOLD), they are written there uncompressed first (200 MB for a 100k-line
 # Spark event log, 0.25-0.3 CPU-s and the disk's time) and compressed by the closing checkpoint
-# anyway. Half a row group: a smaller commit (a small file's, a sources row) stays in the log.
+# anyway. An ingest that commits a big source this often has each commit compressed while it
+# reads on, not all of it at its end (DuckDB 2.0.1 kept a 100k-line log's two commits in two
+# row groups, neither rewritten). Half a row group: a smaller commit (a small file's, a sources
+# row) stays in the log.
 CHECKPOINT_COMMIT_ROWS = 61_440
 
 
@@ -652,7 +655,7 @@ class Store:
         self._next_event_id = self.next_event_id() + batch.num_rows
 
     def write_checkpoint(self, batch: pa.Table | None, source_id: int, rejects: dict | None = None,
-                         commit: bool = True, **progress) -> None:
+                         commit: bool = True, checkpoint: bool = False, **progress) -> None:
         """Append a batch, the rejects counted with it and the source's progress in one
         transaction: after a crash the store holds all or none of them, so a later ingest
         continues exactly where the events stop. With ``commit=False`` the transaction stays
@@ -661,7 +664,8 @@ class Store:
         go through the write-ahead log and are written a second time at its checkpoint.
         With no batch: a source's last rejects and final row, committed with the batches
         still open (one commit, where each statement alone would be one: a commit is most of
-        a small source's cost)."""
+        a small source's cost). ``checkpoint``: the commit is a checkpoint whatever its size
+        (the last commit of a source whose others were: see CHECKPOINT_COMMIT_ROWS)."""
         self.flush()
         try:
             if not self._pending:
@@ -676,13 +680,15 @@ class Store:
             self._abandon_pending()
             raise self._write_error(exc) from None
         if commit:
-            self.commit_pending()
+            self.commit_pending(checkpoint)
 
-    def commit_pending(self) -> None:
-        """Commit the batches ``write_checkpoint(commit=False)`` left open, if any."""
+    def commit_pending(self, checkpoint: bool = False) -> None:
+        """Commit the batches ``write_checkpoint(commit=False)`` left open, if any; as a
+        checkpoint when asked or when they are many (CHECKPOINT_COMMIT_ROWS)."""
         if not self._pending:
             return
-        big = self._pending_rows >= CHECKPOINT_COMMIT_ROWS and not self._commit_checkpoints
+        big = ((checkpoint and self._pending_rows > 0) or self._pending_rows >= CHECKPOINT_COMMIT_ROWS) \
+            and not self._commit_checkpoints
         try:
             if big:  # the commit is a checkpoint (see CHECKPOINT_COMMIT_ROWS), then as it was
                 for name, value in COMMIT_CHECKPOINTS.items():
