@@ -27,7 +27,8 @@ order, each arm once:
 Prints each run, then per arm the median and min-max, the ratio of the medians of each replay
 to the in-process ingest and to the whole command, the load (``os.getloadavg``) at each run,
 and the verdict on the target: ingest >= 2x faster than the History Server's replay with
-AppStatusListener.
+AppStatusListener. ``--baseline /work/main/.venv/bin`` adds another checkout's whole command to
+each round (a same-run A/B, wall and CPU).
 
     .venv/bin/python bench/eventlog_replay.py --events 300000 --rounds 5
 """
@@ -207,10 +208,10 @@ def _drop(db: Path) -> None:
         p.unlink(missing_ok=True)
 
 
-def run_arm(arm: str, log: Path, work: Path, classes: Path, replays: int) -> dict:
-    if arm == "ingest":
+def run_arm(arm: str, log: Path, work: Path, classes: Path, replays: int, baseline: Path | None = None) -> dict:
+    if arm in ("ingest", "ingest-base"):
         db = _fresh(work)
-        exe = Path(sys.executable).parent / "commitsleuth"
+        exe = (baseline if arm == "ingest-base" else Path(sys.executable).parent) / "commitsleuth"
         wall, cpu, proc, peak = timed([str(exe), "ingest", str(log), "--db", str(db)])
         _drop(db)
         if proc.returncode != 0:
@@ -230,7 +231,7 @@ def run_arm(arm: str, log: Path, work: Path, classes: Path, replays: int) -> dic
 
 
 ARMS = ("ingest", "ingest-inproc", "status", "bare", "read_json")
-LABELS = {"ingest": "commitsleuth ingest (whole command)", "ingest-inproc": "commitsleuth ingest (in-process)",
+LABELS = {"ingest-base": "baseline ingest (whole command, --baseline)", "ingest": "commitsleuth ingest (whole command)", "ingest-inproc": "commitsleuth ingest (in-process)",
           "status": "HS replay + AppStatusListener", "bare": "bare ReplayListenerBus",
           "read_json": "DuckDB read_json (ceiling)"}
 
@@ -248,23 +249,25 @@ def bench(name: str, args, work: Path, classes: Path) -> bool:
               f"{time.perf_counter() - t:.1f} s", flush=True)
     lines = sum(1 for _ in open(log, "rb"))
     mib = log.stat().st_size / 2**20
-    res: dict[str, list[dict]] = {a: [] for a in ARMS}
+    # the A/B's two arms one after the other, at about the same load
+    arms = (ARMS[0], "ingest-base") + ARMS[1:] if args.baseline else ARMS
+    res: dict[str, list[dict]] = {a: [] for a in arms}
     loads = []
     for r in range(args.rounds):
-        order = ARMS[r % len(ARMS):] + ARMS[:r % len(ARMS)]
+        order = arms[r % len(arms):] + arms[:r % len(arms)]
         for arm in order:
             load = os.getloadavg()[0]
             loads.append(load)
-            out = run_arm(arm, log, work, classes, args.replays)
+            out = run_arm(arm, log, work, classes, args.replays, args.baseline)
             res[arm].append(out)
             extra = f", cold {out['cold']:.2f} s" if "cold" in out else ""
             extra += f", cpu {out['cpu']:.2f} s" if "cpu" in out else ""
             extra += f", {out['events']:,} events" if "events" in out else ""
             print(f"  {name} round {r + 1} {LABELS[arm]}: {out['seconds']:.2f} s{extra}, load {load:.2f}", flush=True)
-    med = {a: statistics.median(o["seconds"] for o in res[a]) for a in ARMS}
+    med = {a: statistics.median(o["seconds"] for o in res[a]) for a in arms}
     print(f"\n{name}: {lines:,} lines, {mib:.0f} MiB, {args.rounds} rounds, load {min(loads):.2f}-{max(loads):.2f} "
           f"on {os.cpu_count()} cores")
-    for a in ARMS:
+    for a in arms:
         xs = [o["seconds"] for o in res[a]]
         cpu = f", CPU {_span([o['cpu'] for o in res[a]])}" if all("cpu" in o for o in res[a]) else ""
         cold = (f"; cold (the first replay in its JVM) {_span([o['cold'] for o in res[a]])}, "
@@ -295,6 +298,11 @@ def bench(name: str, args, work: Path, classes: Path) -> bool:
           f"({'met' if cpu_ratio['warm'] >= 2 else 'not met'}), cold {cpu_ratio['cold']:.2f}x "
           f"({'met' if cpu_ratio['cold'] >= 2 else 'not met'})")
     print(f"  ingest (in-process) / read_json: {med['ingest-inproc'] / med['read_json']:.2f}x")
+    if args.baseline:  # the same-run A/B: another checkout's whole command on the same log
+        base_cpu = statistics.median(o["cpu"] for o in res["ingest-base"])
+        print(f"  baseline / this whole command: wall {med['ingest-base'] / med['ingest']:.2f}x "
+              f"({med['ingest-base']:.2f} s / {med['ingest']:.2f} s), CPU {base_cpu / cmed['ingest']:.2f}x "
+              f"({base_cpu:.2f} / {cmed['ingest']:.2f} CPU-s)")
     for how in ("cold", "warm"):
         print(f"  target, ingest (whole command and in-process) >= 2x faster than the HS replay with "
               f"AppStatusListener ({how}): {'met' if ok[how] else 'not met'}")
@@ -309,6 +317,9 @@ def main() -> int:
     ap.add_argument("--replays", type=int, default=2, help="replays in each JVM; the last is timed warm")
     ap.add_argument("--apps", default="spark21,rapids31")
     ap.add_argument("--work", default="/tmp/commitsleuth-bench-replay")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="bin directory of another checkout's venv (main's, say): its commitsleuth is timed "
+                         "too, in the same rounds, for an A/B of the whole command")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)

@@ -235,6 +235,8 @@ CHILD_FAST = """
 import json, resource, sys, time
 from pathlib import Path
 from commitsleuth.ingest import ingest
+from commitsleuth.ingest.pool import arrow_without_pandas
+arrow_without_pandas()  # as the CLI program does: no pandas import (0.3 CPU-s) on the first Arrow array
 from commitsleuth.store import Store
 db = Path(sys.argv[2]); db.unlink(missing_ok=True); Path(str(db) + ".wal").unlink(missing_ok=True)
 t = time.perf_counter()
@@ -251,7 +253,9 @@ import duckdb
 sys.path.insert(0, sys.argv[3])
 from ingest_spark import READ_JSON_SQL
 t = time.perf_counter()
-row = duckdb.connect().execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys.argv[2]}).fetchone()
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # else drawn on stdout, before the figures, when the query runs long
+row = con.execute(READ_JSON_SQL, {"path": sys.argv[1], "codec": sys.argv[2]}).fetchone()
 print(json.dumps({"seconds": time.perf_counter() - t, "events": row[0],
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

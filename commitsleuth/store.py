@@ -42,6 +42,15 @@ COMMIT_CHECKPOINTS = {"checkpoint_threshold": "'0B'", "auto_checkpoint_skip_wal_
 # DuckDB's buffer pool during an ingest: the written blocks need not stay cached, and without a
 # limit they do (a 600 MB event log: 1.08 GiB peak; with this limit 0.6 GiB, same speed).
 INGEST_MEMORY = "512MB"
+# An ingest's transaction holding at least this many events commits as a checkpoint: its rows
+# are compressed into the file once. Committed into the write-ahead log instead (below
+# CHECKPOINT_THRESHOLD), they are written there uncompressed first (200 MB for a 100k-line
+# Spark event log, 0.25-0.3 CPU-s and the disk's time) and compressed by the closing checkpoint
+# anyway. An ingest that commits a big source this often has each commit compressed while it
+# reads on, not all of it at its end (DuckDB 2.0.1 kept a 100k-line log's two commits in two
+# row groups, neither rewritten). Half a row group: a smaller commit (a small file's, a sources
+# row) stays in the log.
+CHECKPOINT_COMMIT_ROWS = 61_440
 
 
 def default_db_path() -> str:
@@ -371,6 +380,8 @@ class Store:
         # events of another source are written, as only this connection writes the store
         self._held_elsewhere: dict[tuple, bool] = {}
         self._pending_from: int | None = None  # the next event id when it began
+        self._pending_rows = 0  # events written in it
+        self._commit_checkpoints = commit_checkpoints
 
     # -- lifecycle -------------------------------------------------------------------------
     @contextmanager
@@ -644,7 +655,7 @@ class Store:
         self._next_event_id = self.next_event_id() + batch.num_rows
 
     def write_checkpoint(self, batch: pa.Table | None, source_id: int, rejects: dict | None = None,
-                         commit: bool = True, **progress) -> None:
+                         commit: bool = True, checkpoint: bool = False, **progress) -> None:
         """Append a batch, the rejects counted with it and the source's progress in one
         transaction: after a crash the store holds all or none of them, so a later ingest
         continues exactly where the events stop. With ``commit=False`` the transaction stays
@@ -653,7 +664,8 @@ class Store:
         go through the write-ahead log and are written a second time at its checkpoint.
         With no batch: a source's last rejects and final row, committed with the batches
         still open (one commit, where each statement alone would be one: a commit is most of
-        a small source's cost)."""
+        a small source's cost). ``checkpoint``: the commit is a checkpoint whatever its size
+        (the last commit of a source whose others were: see CHECKPOINT_COMMIT_ROWS)."""
         self.flush()
         try:
             if not self._pending:
@@ -661,28 +673,46 @@ class Store:
                 self._pending, self._pending_from = True, self._next_event_id
             if batch is not None:
                 self.write_arrow(batch)
+                self._pending_rows += batch.num_rows
             self.add_rejects(source_id, rejects or {})
             self.update_source(source_id, **progress)
         except (duckdb.Error, StoreWriteError) as exc:
             self._abandon_pending()
             raise self._write_error(exc) from None
         if commit:
-            self.commit_pending()
+            self.commit_pending(checkpoint)
 
-    def commit_pending(self) -> None:
-        """Commit the batches ``write_checkpoint(commit=False)`` left open, if any."""
+    def commit_pending(self, checkpoint: bool = False) -> None:
+        """Commit the batches ``write_checkpoint(commit=False)`` left open, if any; as a
+        checkpoint when asked or when they are many (CHECKPOINT_COMMIT_ROWS)."""
         if not self._pending:
             return
+        big = ((checkpoint and self._pending_rows > 0) or self._pending_rows >= CHECKPOINT_COMMIT_ROWS) \
+            and not self._commit_checkpoints
         try:
+            if big:  # the commit is a checkpoint (see CHECKPOINT_COMMIT_ROWS), then as it was
+                for name, value in COMMIT_CHECKPOINTS.items():
+                    self.con.execute(f"SET {name} = {value}")
             self.con.execute("COMMIT")
-            self._pending = False
+            self._pending, self._pending_rows = False, 0
         except (duckdb.Error, StoreWriteError) as exc:
             self._abandon_pending()
             raise self._write_error(exc) from None
+        finally:
+            if big:
+                self._wal_commits()
+
+    def _wal_commits(self) -> None:
+        """Commits into the write-ahead log again, checkpointed past CHECKPOINT_THRESHOLD."""
+        try:
+            self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
+            self.con.execute("RESET auto_checkpoint_skip_wal_threshold")
+        except duckdb.Error:
+            pass  # the connection is gone (a failed write closed it): nothing to restore
 
     def _abandon_pending(self) -> None:
         self._next_event_id = self._pending_from
-        self._pending = False
+        self._pending, self._pending_rows = False, 0
         self._rollback()
 
     def supersede_source(self, source_id: int, reason: str) -> None:

@@ -87,16 +87,21 @@ def test_corpus_event_log_equals_the_decoder(tmp_path, corpus, monkeypatch, name
     assert _both(tmp_path, [corpus / EVENTS / name], monkeypatch) > 0
 
 
-def test_generated_event_log_equals_the_decoder(tmp_path, monkeypatch):
-    """bench/ingest_spark.py's generator: the corpus's job, stage, task, exclusion events
-    replicated with new ids (the benchmark's own log, smaller)."""
+def _generated(log: Path, lines: int) -> Path:
+    """A log of about ``lines`` lines by bench/ingest_spark.py's generator."""
     sys.path.insert(0, str(REPO / "bench"))
     try:
         from ingest_spark import make_event_log
     finally:
         sys.path.remove(str(REPO / "bench"))
-    log = tmp_path / "local-1700000000000-gen"
-    make_event_log(log, 20_000)
+    make_event_log(log, lines)
+    return log
+
+
+def test_generated_event_log_equals_the_decoder(tmp_path, monkeypatch):
+    """bench/ingest_spark.py's generator: the corpus's job, stage, task, exclusion events
+    replicated with new ids (the benchmark's own log, smaller)."""
+    log = _generated(tmp_path / "local-1700000000000-gen", 20_000)
     _blocks(monkeypatch, 1 << 20)
     assert _both(tmp_path, [log], monkeypatch) >= 20_000
 
@@ -626,3 +631,36 @@ def test_a_forked_child_opens_connections_of_its_own():
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("big", [True, False])
+def test_a_big_event_log_commits_as_checkpoints_with_the_decoders_store(tmp_path, monkeypatch, big):
+    """A big event log commits every CHECKPOINT_COMMIT_ROWS events, each commit a checkpoint, its
+    last one too: after each, no row waits in the write-ahead log (each commit's rows were
+    compressed into the file, while the next blocks are mapped). The store equals the decoder's.
+    A small log (here: the limit above its events) commits once, into the log."""
+    from commitsleuth.ingest import local
+
+    log = _generated(tmp_path / "local-1700000000001-gen", 5_000)
+    _blocks(monkeypatch, 128 << 10)
+    monkeypatch.setattr(local, "CHECKPOINT_COMMIT_ROWS", 1_000 if big else 100_000)
+    monkeypatch.setattr(local, "COMMIT_SECONDS", 1e9)  # commits by count alone, whatever the machine's load
+    wal = tmp_path / "fast.duckdb.wal"
+    logged = []
+    commit = Store.commit_pending
+
+    def commit_pending(self, *args):
+        commit(self, *args)
+        logged.append(wal.stat().st_size if wal.exists() else 0)
+
+    monkeypatch.setattr(Store, "commit_pending", commit_pending)
+    report = _ingest(tmp_path / "fast.duckdb", [log], True, monkeypatch)
+    assert report.results[0].status == "ok" and report.results[0].events >= 5_000
+    monkeypatch.undo()
+    _blocks(monkeypatch, 128 << 10)
+    _ingest(tmp_path / "ref.duckdb", [log], False, monkeypatch)
+    assert assert_same_store(tmp_path / "fast.duckdb", tmp_path / "ref.duckdb") >= 5_000
+    if big:
+        assert len(logged) >= 5 and max(logged) < 1_000  # DuckDB may leave a marker of a few bytes
+    else:
+        assert len(logged) == 1 and logged[0] > log.stat().st_size  # every row in the log

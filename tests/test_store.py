@@ -185,6 +185,35 @@ def test_a_store_that_commits_as_checkpoints_writes_no_write_ahead_log(tmp_path,
         assert r.count("events") == 1_000
 
 
+@pytest.mark.parametrize("rows", [999, 1_000])
+def test_an_ingest_transaction_of_many_events_commits_as_a_checkpoint(tmp_path, monkeypatch, rows):
+    """An ingest's transaction of at least CHECKPOINT_COMMIT_ROWS events commits straight into the
+    file (its rows compressed once, none written first into the write-ahead log); a smaller one
+    goes into the log as before, and commits after the big one do too."""
+    from commitsleuth import store as store_module
+    from commitsleuth.model import events_to_arrow
+
+    monkeypatch.setattr(store_module, "CHECKPOINT_COMMIT_ROWS", 1_000)
+    db = tmp_path / "ingest.duckdb"
+    wal = tmp_path / "ingest.duckdb.wal"
+    with Store(db) as s:
+        s.con.execute("CHECKPOINT")  # the migrations' own commits out of the log
+        sid = s.add_source("/logs/app.json", "file")
+        s.write_checkpoint(events_to_arrow(_some_events(rows - 500), None), sid, commit=False, bytes_read=1)
+        s.write_checkpoint(events_to_arrow(_some_events(500), None), sid, bytes_read=2)
+        logged = wal.stat().st_size if wal.exists() else 0
+        s.write_checkpoint(events_to_arrow(_some_events(10), None), sid, bytes_read=3)
+        after = wal.stat().st_size if wal.exists() else 0
+    if rows >= 1_000:
+        assert logged < 1_000  # DuckDB may leave a marker of a few bytes, never the rows
+    else:
+        assert logged > 50_000
+    assert after > logged  # the next small commit: into the log
+    with Store(db, read_only=True) as r:
+        assert r.count("events") == rows + 10
+        assert r.con.execute("SELECT bytes_read FROM sources").fetchall() == [(3,)]
+
+
 def pc_sum_lengths(column) -> int:
     import pyarrow.compute as pc
 

@@ -39,7 +39,7 @@ from commitsleuth.parsers.scan import BlockScanner
 from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
                                   open_lines, peek_lines, record_start, same_head, unfinished_line)
 from commitsleuth.redact import redact
-from commitsleuth.store import Store
+from commitsleuth.store import CHECKPOINT_COMMIT_ROWS, Store
 from commitsleuth.parsers.lakehouse import inside_tables, is_remote, record_table, remote_tables, split_tables
 
 BATCH = 10_000
@@ -520,6 +520,11 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
     committed_at, committed_when = checkpoint[0], time.monotonic()
     ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
+    # A big event log commits as checkpoints (store.CHECKPOINT_COMMIT_ROWS), its last rows too:
+    # each commit is compressed while the SQL threads map the next blocks, where one commit at
+    # the end waited for all of it. A small one commits into the write-ahead log as before.
+    fast = eventlog_fast.enabled(read.fmt.name)
+    commit_rows = CHECKPOINT_COMMIT_ROWS if fast else COMMIT_ROWS
     try:
         for table in read.tables():
             table = read.without_stored(table)
@@ -531,9 +536,10 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
             if table.num_rows:
                 checkpoint = last_position(table) or checkpoint
                 pending += table.num_rows
-                commit = (pending >= COMMIT_ROWS or checkpoint[0] - committed_at >= COMMIT_BYTES
+                commit = (pending >= commit_rows or checkpoint[0] - committed_at >= COMMIT_BYTES
                           or time.monotonic() - committed_when >= COMMIT_SECONDS)
                 store.write_checkpoint(table, sid, read.uncommitted_rejects(), commit=commit,
+                                       checkpoint=fast and written + table.num_rows >= commit_rows,
                                        bytes_read=checkpoint[0], lines=checkpoint[1],
                                        events=previous.get("events", 0) + written + table.num_rows,
                                        rejected=previous.get("rejected", 0) + stats.rejected)
@@ -582,6 +588,7 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         events=previous.get("events", 0) + written,
         rejected=previous.get("rejected", 0) + stats.rejected,
         finished_at=_now(),
+        checkpoint=fast and written >= commit_rows,
     )
     return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid,
                         known)
