@@ -28,6 +28,8 @@ Environment:
   no batching (hours for all of them: to tell a batching fault from an engine's).
 - ``SPARK_EQUIVALENCE_ONLY=<regex>``: only the inputs whose id it finds (while fixing one);
   combines with the above.
+- ``SPARK_EQUIVALENCE_SHARD=i/k``: the i-th of k shards (every k-th input from the i-th), for
+  CI jobs side by side; combines with the above.
 """
 
 from __future__ import annotations
@@ -67,6 +69,11 @@ WORKERS = 2
 # Inputs are dealt into this many combined stores (tests/spark_batch.py), one per worker: each
 # costs one Spark analyze, whatever it holds.
 BATCHES = WORKERS
+# Inputs a combined store may fail to keep apart (each then costs a Spark analyze of its own):
+# CS105's committer algorithm of a job without an application is the one the whole store agrees
+# on (4 inputs), CS202 sorts an application id (namespaced) beside an attempt name (1). More than
+# this: the namespacing has a hole (tests/spark_batch.py), to be fixed there, not paid for in time.
+ALONE_AT_MOST = 8
 
 
 def _case_input(code, case):
@@ -211,7 +218,8 @@ def selection() -> list:
     """The inputs SPARK_EQUIVALENCE and SPARK_EQUIVALENCE_ONLY select (see the docstring)."""
     only = re.compile(os.environ.get("SPARK_EQUIVALENCE_ONLY", ""))
     chosen = sample() if os.environ.get("SPARK_EQUIVALENCE") == "sample" else INPUTS
-    return [p for p in chosen if only.search(p.id)]
+    part, parts = map(int, os.environ.get("SPARK_EQUIVALENCE_SHARD", "1/1").split("/"))
+    return [p for i, p in enumerate(chosen) if only.search(p.id) and i % parts == part - 1]
 
 
 def test_spark_gives_analyzes_findings_on_every_input(spark, tmp_path: Path):
@@ -265,5 +273,6 @@ def test_spark_gives_analyzes_findings_on_every_input(spark, tmp_path: Path):
           f"{len(apart_failed)} compared on their own" + (f" (the combined store mixed them: "
           f"{[inputs[n].id for n in apart_failed]})" if apart_failed and not solo else ""))
     assert len(results) == len(inputs)
+    assert solo or len(apart_failed) <= ALONE_AT_MOST, [inputs[n].id for n in apart_failed]
     wrong = {i: d for i, d in results.items() if d}
     assert not wrong, "\n".join(f"{i}: {d}" for i, d in wrong.items())
