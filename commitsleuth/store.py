@@ -426,13 +426,15 @@ class Store:
                 raise
         if not read_only:
             try:
-                self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-                if templated:  # its migrations were applied now, as this store's own
-                    self.con.execute("UPDATE schema_version SET applied_at = ?", [_now()])
-                self.migrate()
-                if commit_checkpoints:  # after the migrations: each of their commits is not one
-                    for name, value in COMMIT_CHECKPOINTS.items():
-                        self.con.execute(f"SET {name} = {value}")
+                # a new store's first commits fail like any write on a full disk: StoreWriteError
+                with _writing(self.path):
+                    self.con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
+                    if templated:  # its migrations were applied now, as this store's own
+                        self.con.execute("UPDATE schema_version SET applied_at = ?", [_now()])
+                    self.migrate()
+                    if commit_checkpoints:  # after the migrations: each of their commits is not one
+                        for name, value in COMMIT_CHECKPOINTS.items():
+                            self.con.execute(f"SET {name} = {value}")
             except BaseException:
                 self.close()
                 raise
@@ -515,7 +517,7 @@ class Store:
                 )
                 con.execute("COMMIT")
             except Exception:
-                con.execute("ROLLBACK")
+                self._rollback()  # none open after a failed COMMIT: the COMMIT's error is the one raised
                 raise
         return known[-1][0]
 
