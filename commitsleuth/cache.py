@@ -1,6 +1,6 @@
 """The user's cache directory for what commitsleuth builds once and reuses (the message grammar's
-parse tables: parsers/lark_loader.py). Everything in it can be deleted; it is made again when
-needed."""
+parse tables: parsers/lark_loader.py; the empty store new stores are copied from:
+store.store_template). Everything in it can be deleted; it is made again when needed."""
 
 from __future__ import annotations
 

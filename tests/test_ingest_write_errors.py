@@ -45,8 +45,12 @@ def test_full_disk_is_one_error_and_the_same_command_completes(cli, small_fs, tm
     log.write_text(hive_log(60_000))  # ~10 MB of text, 20,000 events: more than the disk holds
     clean = tmp_path / "clean.duckdb"
     assert cli("ingest", log, "--db", clean).exit_code == 0
+    # The first batch of 10,000 events (about 4.4 MB of write-ahead log) fits in what the filler
+    # leaves, the second does not, whether the store starts as a copy of the empty template
+    # (0.8 MB, checkpointed) or migrates itself (a 0.15 MB log): with 3 MB of filler the copy
+    # left too little for even the first batch, and the run stored none
     filler = small_fs / "filler"
-    filler.write_bytes(b"\0" * (3 << 20))
+    filler.write_bytes(b"\0" * (2 << 20))
     db = small_fs / "store.duckdb"
 
     full = cli("ingest", log, "--db", db)
@@ -65,6 +69,34 @@ def test_full_disk_is_one_error_and_the_same_command_completes(cli, small_fs, tm
     assert again.out.startswith(f"ingested 1 file (1 ok): {20_000 - counted} events")
     assert rows(db, EVENTS) == rows(clean, EVENTS)
     assert rows(db, "SELECT status, events FROM sources") == [("ok", 20_000)]
+
+
+def test_a_disk_full_before_the_store_is_made_is_one_error(cli, small_fs, tmp_path):
+    """The new store's own first commits (its migrations, or the copy's stamp) fail on a full
+    disk like a batch's: one line, exit 2, no half-made store left; the same command completes
+    once there is room."""
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(300))
+    filler = small_fs / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (64 << 10))
+                f.flush()
+        except OSError:
+            pass
+        # room for DuckDB's file header, not for the first commit's write-ahead log
+        f.truncate(max(0, f.tell() - (48 << 10)))
+    db = small_fs / "store.duckdb"
+    full = cli("ingest", log, "--db", db)
+    assert full.exit_code == 2, full.err
+    assert len(full.err.splitlines()) == 1
+    assert full.err.startswith(f"Error: cannot write the store {db}: ") and "No space left on device" in full.err
+    assert not db.exists() and not Path(f"{db}.wal").exists()
+    filler.unlink()
+    again = cli("ingest", log, "--db", db)
+    assert again.exit_code == 0, again.err
+    assert rows(db, "SELECT status, events FROM sources") == [("ok", 100)]
 
 
 def test_read_only_filesystem_is_one_error(cli, small_fs, tmp_path):

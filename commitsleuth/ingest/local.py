@@ -265,19 +265,52 @@ def _pool(workers: int):
         _kill_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
         raise
+    if _lost(pool):
+        # A pool that lost a worker or its fork server may have started another worker since
+        # (the server restarts on demand) while the executor was ending it: waiting for that
+        # idle worker would never end. Everything was read by now: end them all.
+        _kill_workers(pool)
     pool.shutdown(wait=True)
+
+
+def _lost(pool: ProcessPoolExecutor) -> bool:
+    """Whether the pool broke or one of its workers ended (or can no longer be seen to end:
+    its fork server died)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    return bool(getattr(pool, "_broken", False)) or any(proc.exitcode is not None for proc in processes)
+
+
+# What handing work to the pool raises when a worker or the fork server died under it: the
+# fork server killed (its socket refuses, or closes before the new worker's pid: EOFError), or
+# the executor closing its queues after a worker's death while this process starts the next
+# worker (EBADF, "handle is closed", a broken pipe). Each is a lost pool, like a dead worker.
+POOL_LOST = (BrokenProcessPool, OSError, EOFError)
+
+
+def _submit(pool: ProcessPoolExecutor, task, job):
+    """``pool.submit``, a failure to start or feed a worker raised as BrokenProcessPool (the
+    pool's workers killed first: what it held is read in this process)."""
+    try:
+        return pool.submit(task, job)
+    except BrokenProcessPool:
+        raise
+    except POOL_LOST as exc:
+        _kill_workers(pool)
+        raise BrokenProcessPool(f"a worker could not be started: {type(exc).__name__}: {exc}") from exc
 
 
 def _result(future, pool: ProcessPoolExecutor | None):
     """A task's result; BrokenProcessPool once a worker of the pool died. A worker killed while
     it sends a result leaves the executor waiting for the rest of it for ever, never marking the
-    pool broken: so a dead worker ends the pool here (see ``_kill_workers``)."""
+    pool broken: so a dead worker ends the pool here (see ``_kill_workers``). With ``pool`` None
+    the pool is known lost: a task not done already may never be."""
     while True:
         try:
-            return future.result(timeout=0.5)
+            return future.result(timeout=0.5 if pool is not None else 0)
         except FutureTimeout:
-            processes = list((getattr(pool, "_processes", None) or {}).values())
-            if any(proc.exitcode is not None for proc in processes):
+            if pool is None:
+                raise BrokenProcessPool("the pool was lost before this task returned") from None
+            if _lost(pool):
                 _kill_workers(pool)
                 raise BrokenProcessPool("a worker process died") from None
 
@@ -311,8 +344,10 @@ def _worker_start(parent_pid: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if os.getppid() != parent_pid:
         # Forked by the fork server, which lives on while any of its children does: the worker
-        # watches the ingest itself.
-        _end_with(parent_pid)
+        # watches the ingest itself. It watches the server too: once the server is gone the
+        # ingest can no longer learn this worker's end (it takes it as dead and reads the work
+        # itself), so the worker ends rather than parse on unseen.
+        _end_with(parent_pid, os.getppid())
         return
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -322,15 +357,15 @@ def _worker_start(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _end_with(pid: int) -> None:
-    """End this process as soon as process ``pid`` ends (a pidfd turns readable then)."""
+def _end_with(*pids: int) -> None:
+    """End this process as soon as any of processes ``pids`` ends (a pidfd turns readable then)."""
     try:
-        fd = os.pidfd_open(pid)
+        fds = [os.pidfd_open(pid) for pid in pids]
     except (AttributeError, OSError):  # ended already (a spawned worker: no pidfd needed then)
         os._exit(1)
 
     def watch() -> None:
-        select.select([fd], [], [])
+        select.select(fds, [], [])
         os._exit(1)
 
     threading.Thread(target=watch, name="ends-with-ingest", daemon=True).start()
@@ -718,14 +753,14 @@ class FileRead:
                     self._submit_next()
             elif self.size <= RANGE:
                 job = (str(self.path), self.fmt.name, self.ctx, self.size)
-                self.futures.append((0, self.size, self.pool.submit(read_whole, job)))
+                self.futures.append((0, self.size, _submit(self.pool, read_whole, job)))
         except BrokenProcessPool:
             self.pool = None  # what was handed out fails too and is read here, from its start
 
     def _submit_next(self) -> None:
         a, b = self.queued[0]
         job = (str(self.path), self.fmt.name, self.ctx, a, b)
-        self.futures.append((a, b, self.pool.submit(scan_range, job)))
+        self.futures.append((a, b, _submit(self.pool, scan_range, job)))
         self.queued.pop(0)
 
     def tables(self) -> Iterator[pa.Table]:
