@@ -333,7 +333,7 @@ def _or_replace(stmt: str) -> str:
 
 def _qualified(stmt: str, db: str) -> str:
     """``stmt`` as ``CREATE OR REPLACE`` of the object in database ``db``."""
-    return re.sub(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)", rf"CREATE OR REPLACE \1 {db}.main.\2",
+    return re.sub(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO)\s+(\w+)", rf'CREATE OR REPLACE \1 "{db}".main.\2',
                   stmt, count=1, flags=re.I)
 
 

@@ -8,6 +8,7 @@ definition replaced in the case's store, restored after)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,7 +53,9 @@ def test_fact_mutation_is_killed(stores, m: Mutation):
     for case, store in stores:
         if not readers & set(case["facts"]):
             continue
-        with sql_mutated(store, m):
+        # sql_mutated takes the runner's probe store: a connection and its database's name
+        probe = SimpleNamespace(con=store.con, db=store.con.execute("SELECT current_database()").fetchone()[0])
+        with sql_mutated(probe, m):
             try:
                 check_facts(store, case)
             except AssertionError:
