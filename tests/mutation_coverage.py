@@ -487,10 +487,10 @@ def open_store(host, root: Path) -> Store:
     return Store(root / "probe.duckdb", host=host)
 
 
-def new_store(host, root: Path, template: Path) -> Store:
-    """An empty store at ``root``: a copy of one made once (its migrations run once, not per probe)."""
+def new_store(host, root: Path) -> Store:
+    """An empty store at ``root``: Store copies it from store.store_template() (the migrations
+    run once, not per probe)."""
     root.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(template, root / "probe.duckdb")
     return open_store(host, root)
 
 
@@ -516,15 +516,13 @@ def load_probes(probes: list[Probe], mktemp) -> "Loaded":
     # many tiny queries: no thread pool to wake. Stores are loaded (and loaded again, for
     # paths.py) in an instance of their own: ingest holds its instance's memory to a limit.
     host, loader = duckdb.connect(config={"threads": 1}), duckdb.connect(config={"threads": 1})
-    template = mktemp("template") / "empty.duckdb"
-    Store(template).close()
     out = {}
     for i, probe in enumerate(probes):
         root = mktemp(f"probe{i}")
-        with new_store(loader, root, template) as store:
+        with new_store(loader, root) as store:
             ctx = probe.load(store, root)
         out[probe.name] = hold(host, i, root, ctx)
-    return Loaded(out, probes, template, host, loader)
+    return Loaded(out, probes, host, loader)
 
 
 _PREPARED = analyze_mod.prepared  # analyze's own cache of the shared views, as commitsleuth runs
@@ -569,7 +567,6 @@ def stores(tmp_path_factory):
 class Loaded:
     stores: dict  # probe name -> ProbeStore
     probes: list
-    template: Path
     host: duckdb.DuckDBPyConnection  # the instance holding the probes' stores
     loader: duckdb.DuckDBPyConnection  # the instance loading a store again
     fingerprints: dict = field(default_factory=dict)  # (probe name, query) -> rows' fingerprint
@@ -623,7 +620,7 @@ def kills(m: Mutation, loaded: Loaded, tmp_path: Path) -> tuple[list[str], int]:
         if r.reingest:  # ingest again, with the mutated code
             root = tmp_path / f"p{i}"
             try:
-                with new_store(loaded.loader, root, loaded.template) as again:
+                with new_store(loaded.loader, root) as again:
                     ctx = probe.load(again, root)
                     if fingerprint(again, _EVENTS) == loaded.unmutated(probe, _EVENTS):
                         continue
