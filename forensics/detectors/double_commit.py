@@ -118,7 +118,7 @@ members AS (
 ),
 by_commit AS (
     SELECT any_value(e.location) AS location, any_value(e.partition_spec) AS partition_spec,
-           any_value(e.table_name) AS table_name, m.task, e.app_id,
+           any_value(e.table_name) AS table_name, m.task, any_value(e.app_id) AS app_id,  -- one per group: the GROUP BY keys on it
            list(DISTINCT e.attempt_id ORDER BY e.attempt_id) AS actors,
            list(e.event_id ORDER BY e.event_id) AS evidence, min(e.ts) AS t0, max(e.ts) AS t1,
            NULL::VARCHAR[] AS files, 'commits' AS how, NULL AS attempts, NULL AS ran

@@ -102,7 +102,13 @@ MUTATIONS: list[tuple[str, ...]] = [
     ('CS101', 'task = f"{spark[2]} of stage {spark[1]}" if spark else row["task"]', 'task = row["task"]'),
     ("CS101", 'names = [_where_ran(a, ran[a]) if a in ran else a for a in row["actors"]]', 'names = list(row["actors"])'),
     ("CS101", "said = [] if actor.endswith(f\" on {ran['host']}\") else [f\"on {ran['host']}\"]",
-     "said = [f\"on {ran['host']}\"]"),
+     "said = [f\"on {ran['host']}\"]",
+     "equivalent: only an event's attempt name reaches _where_ran (a file tied to a Spark attempt fills "
+     "row['attempts'] and takes the branch above), and no parser names an attempt ending ' on <host>': "
+     "Hadoop and Tez ids attempt_… (parsers/attempts.py; an S3A Referer's ta=, parsers/formats/s3_access.py, "
+     "is the TaskAttemptID Hadoop's HttpReferrerAuditHeader writes), Spark's 'task I.A in stage S.A (TID T)' "
+     "(parsers/spark_events.py attempt_label, parsers/messages.py) and a caller context's "
+     "'task attempt A in stage S.A (TID T)' (parsers/callers.py) all end in a digit or ')'"),
 
     # ===== CS102 late-commit (forensics/detectors/late_commit.py) =====
     ("CS102", "WHERE kind IN ('rename', 'task_commit') AND ts IS NOT NULL", "WHERE kind IN ('rename') AND ts IS NOT NULL"),
