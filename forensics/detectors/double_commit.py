@@ -30,7 +30,8 @@ named AS (
            -- one name created by two attempts is the storage arm's
            OR (kind = 'file_create' AND file_attempt IS NOT NULL AND attempt_id IS NOT NULL AND NOT is_temp))
 ),
--- a delete of the partition directory (or of the location) after a file removes it too
+-- a delete of the partition directory, of a directory above it (a day's dt=1 holding its hr=N
+-- partitions) or of the location after a file removes it too
 dir_removed AS (
     SELECT location, partition_spec, max(ts) AS ts FROM (
         SELECT location, partition_spec, ts FROM events
@@ -48,7 +49,9 @@ surviving AS (
      AND r.partition_spec IS NOT DISTINCT FROM n.partition_spec
      AND r.file_name = n.file_name
     ANTI JOIN dir_removed d
-      ON d.location = n.location AND (d.partition_spec IS NULL OR d.partition_spec = n.partition_spec)
+      ON d.location = n.location
+     AND (d.partition_spec IS NULL OR d.partition_spec = n.partition_spec
+          OR starts_with(n.partition_spec, d.partition_spec || '/'))
      AND d.ts > n.ts
 ),
 -- Any duplicate involves an attempt other than the first (suffix _1, attempt 1, a stage retry):

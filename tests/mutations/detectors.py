@@ -51,11 +51,14 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS101", "SELECT location || '/' || file_name, NULL, ts FROM events\n        WHERE kind = 'delete' AND file_name IS NOT NULL",
      "SELECT location || '/' || file_name, NULL, ts FROM events\n        WHERE false AND file_name IS NOT NULL"),
     ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL", "WHERE file_name IS NOT NULL AND partition_spec IS NULL"),
-    ("CS101", "AND file_name IS NOT NULL AND partition_spec IS NULL\n", "AND file_name IS NOT NULL\n",
-     "equivalent: a delete below a partition directory makes a path inside the partition, which is no table's location"),
-    ("CS101", "ON d.location = n.location AND (d.partition_spec", "ON true AND (d.partition_spec"),
-    ("CS101", "(d.partition_spec IS NULL OR d.partition_spec = n.partition_spec)", "(d.partition_spec = n.partition_spec)"),
-    ("CS101", "(d.partition_spec IS NULL OR d.partition_spec = n.partition_spec)", "(true)"),
+    ("CS101", "AND file_name IS NOT NULL AND partition_spec IS NULL\n", "AND file_name IS NOT NULL\n"),
+    ("CS101", "ON d.location = n.location\n     AND (d.partition_spec", "ON true\n     AND (d.partition_spec"),
+    ("CS101", "(d.partition_spec IS NULL OR d.partition_spec", "(d.partition_spec"),
+    ("CS101", "OR d.partition_spec = n.partition_spec\n          OR starts_with", "OR starts_with"),
+    ("CS101", "\n          OR starts_with(n.partition_spec, d.partition_spec || '/'))", ")"),
+    ("CS101", "starts_with(n.partition_spec, d.partition_spec || '/')", "starts_with(n.partition_spec, d.partition_spec)"),
+    ("CS101", "(d.partition_spec IS NULL OR d.partition_spec = n.partition_spec\n          OR starts_with(n.partition_spec, d.partition_spec || '/'))",
+     "(true)"),
     ("CS101", "     AND d.ts > n.ts\n", "\n"),
     ("CS101", "    ANTI JOIN dir_removed d\n", "    ANTI JOIN (SELECT * FROM dir_removed WHERE false) d\n"),
     # the suspects: a task with an attempt other than its first
@@ -131,8 +134,12 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS102", "OR (kind = 'attempt_state' AND upper(detail->>'to') LIKE 'KILL%'))", "OR (kind = 'attempt_state'))"),
     # the arms: after the job's move, after the write job committed, after a kill, after the dedup
     ("CS102", "ON j.scratch = p.scratch AND p.ts > j.ts\n    WHERE p.kind = 'rename'", "ON j.scratch = p.scratch AND p.ts > j.ts",
-     "equivalent: no task commit targets a Hive scratch directory (-ext-N): Hive's tasks publish by "
-     "their own renames (its jobs run with a null output committer), so no log holds such a row"),
+     "equivalent: a job-level move of a Hive scratch directory (Utilities.mvFileToFinalPath's 'Moving tmp dir', "
+     "MoveTask's 'Moving data to', the merge job's jobCloseOp) is logged only for Hive's own plans, whose tasks "
+     "publish by their own renames (its jobs run with a null output committer: no 'Saved output of task' or "
+     "'Committed'); the one writer whose task commits target a scratch directory, Spark's InsertIntoHiveTable "
+     "(FileOutputCommitter under <table>/.hive-staging_…/-ext-10000), loads it by calling Hive.loadTable / "
+     "loadPartition, not MoveTask: no task commit shares a scratch directory with a job-level move"),
     ("CS102", "ON j.scratch = p.scratch AND p.ts > j.ts", "ON j.scratch = p.scratch"),
     ("CS102", "ON j.scratch = p.scratch AND p.ts > j.ts", "ON p.ts > j.ts"),
     ("CS102", "ON j.job_id = p.write_job AND p.ts > j.ts", "ON j.job_id = p.write_job"),
