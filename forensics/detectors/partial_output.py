@@ -23,26 +23,31 @@ removed AS (
     SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')
 ),
 -- Spark writes <output>/_SUCCESS when a write job commits: a listing where a write job's part
--- files are newer than every _SUCCESS marker shows a job that never committed. Narrow scans
--- first; only the few jobs found are looked at closely.
+-- files are newer than every _SUCCESS marker shows a job that never committed. Only at the
+-- output's root: the files it moved to a partition's own location (a custom LOCATION, same job
+-- UUID in their names) have none beside them, so a job is unmarked when no location holding its
+-- files has a _SUCCESS newer than them. Its files in a temp layer (an attempt still writing under
+-- _temporary after the commit) are no output. Narrow scans first; only the few jobs found are
+-- looked at closely.
 markers AS (
     SELECT location, max(ts) AS ts FROM events
     WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL
     GROUP BY location
 ),
 unmarked AS (
-    SELECT f.location, f.write_uuid AS job_id, f.app_id
+    SELECT f.write_uuid AS job_id, any_value(f.app_id) AS app_id
     FROM (SELECT location, write_uuid, max(ts) AS ts, any_value(app_id) AS app_id FROM events
-          WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL) f
+          WHERE kind = 'file' AND write_uuid IS NOT NULL AND NOT {temp_path} GROUP BY ALL) f
     LEFT JOIN markers m ON m.location = f.location
-    WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)
-      AND f.write_uuid NOT IN (SELECT job_id FROM committed)
+    WHERE f.write_uuid NOT IN (SELECT job_id FROM committed)
       AND f.write_uuid NOT IN (SELECT job_id FROM failed)
+    GROUP BY f.write_uuid
+    HAVING bool_and(f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP))
 ),
 jobs AS (
-    SELECT job_id, event_id AS ref, ts AS ref_ts, NULL AS location, 'failed' AS why, app_id FROM failed
+    SELECT job_id, event_id AS ref, ts AS ref_ts, 'failed' AS why, app_id FROM failed
     UNION ALL
-    SELECT job_id, NULL, NULL, location, 'unmarked', app_id FROM unmarked
+    SELECT job_id, NULL, NULL, 'unmarked', app_id FROM unmarked
 ),
 outputs AS (
     SELECT event_id, ts, location, partition_spec, table_name, file_name, attempt_id,
@@ -57,8 +62,7 @@ outputs AS (
 ),
 suspects AS (
     SELECT o.*, j.ref, j.ref_ts, j.why, j.app_id
-    FROM outputs o JOIN jobs j
-      ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)
+    FROM outputs o JOIN jobs j ON j.job_id = o.job_key
 ),
 visible AS (
     SELECT s.* FROM suspects s
@@ -92,7 +96,7 @@ SELECT g.* EXCLUDE (app_id),
        coalesce(c.algorithm, CASE WHEN g.app_id IS NULL THEN (SELECT algorithm FROM agreed) END) AS algorithm
 FROM grouped g LEFT JOIN conf c ON c.app_id = g.app_id
 ORDER BY location, partition_spec, job
-""".format(temp_s_p=in_temp_layer("s.p"), file_attempts=file_attempts_sql("visible").strip(),
+""".format(temp_s_p=in_temp_layer("s.p"), temp_path=in_temp_layer("path"), file_attempts=file_attempts_sql("visible").strip(),
            attempts_list=ATTEMPTS_LIST)
 
 

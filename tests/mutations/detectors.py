@@ -301,8 +301,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS104", "        if row[\"stats\"] is not None and row[\"file\"]:\n            return {", "        if False:\n            return {"),
 
     # ===== CS105 partial-output (forensics/detectors/partial_output.py) =====
-    ("CS105", "WHERE job_id IS NOT NULL\n      AND (kind = 'job_abort'", "WHERE true\n      AND (kind = 'job_abort'",
-     "equivalent: the failed jobs join the outputs on j.job_id = o.job_key, which no NULL job_id passes"),
+    ("CS105", "WHERE job_id IS NOT NULL\n      AND (kind = 'job_abort'", "WHERE true\n      AND (kind = 'job_abort'"),
     ("CS105", "status IN ('failed', 'killed', 'aborted')", "status IN ('failed', 'aborted')"),
     ("CS105", "status IN ('failed', 'killed', 'aborted')", "status IN ('killed', 'aborted')"),
     ("CS105", "(kind = 'job_abort' OR (kind = 'job_end'", "(false OR (kind = 'job_end'"),
@@ -310,19 +309,21 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS105", "SELECT DISTINCT job_id FROM events WHERE kind = 'job_commit' AND job_id IS NOT NULL",
      "SELECT DISTINCT job_id FROM events WHERE false"),
     ("CS105", "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')",
-     "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete')",
-     "equivalent: Hive's dedup removes files in its scratch directory (-ext-N), a temp layer whose files "
-     "WHERE NOT {temp_s_p} keeps out already"),
+     "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete')"),
     ("CS105", "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('delete', 'dedup_remove')",
      "SELECT DISTINCT coalesce(target_path, path) AS p FROM events WHERE kind IN ('dedup_remove')"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND file_name = '_SUCCESS'"),
     ("CS105", "WHERE kind = 'file' AND file_name = '_SUCCESS' AND partition_spec IS NULL", "WHERE kind = 'file' AND partition_spec IS NULL"),
-    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL GROUP BY ALL", "WHERE write_uuid IS NOT NULL GROUP BY ALL"),
+    ("CS105", "WHERE kind = 'file' AND write_uuid IS NOT NULL AND NOT {temp_path}", "WHERE write_uuid IS NOT NULL AND NOT {temp_path}"),
+    ("CS105", "AND write_uuid IS NOT NULL AND NOT {temp_path} GROUP BY ALL", "AND write_uuid IS NOT NULL GROUP BY ALL"),
     ("CS105", "LEFT JOIN markers m ON m.location = f.location", "LEFT JOIN markers m ON true"),
-    ("CS105", "WHERE f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP)", "WHERE true"),
-    ("CS105", "AND f.write_uuid NOT IN (SELECT job_id FROM committed)", ""),
+    # a job is unmarked when no location holding its files has a _SUCCESS after them
+    ("CS105", "HAVING bool_and(f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP))", "HAVING true"),
+    ("CS105", "HAVING bool_and(f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP))",
+     "HAVING bool_or(f.ts > coalesce(m.ts, '-infinity'::TIMESTAMP))"),
+    ("CS105", "WHERE f.write_uuid NOT IN (SELECT job_id FROM committed)\n      AND f.write_uuid", "WHERE f.write_uuid"),
     ("CS105", "AND f.write_uuid NOT IN (SELECT job_id FROM failed)", ""),
-    ("CS105", "    UNION ALL\n    SELECT job_id, NULL, NULL, location, 'unmarked', app_id FROM unmarked\n", "\n"),
+    ("CS105", "    UNION ALL\n    SELECT job_id, NULL, NULL, 'unmarked', app_id FROM unmarked\n", "\n"),
     ("CS105", "WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL", "WHERE kind IN ('task_commit', 'rename') AND location IS NOT NULL"),
     ("CS105", "WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL", "WHERE kind IN ('task_commit', 'file') AND location IS NOT NULL"),
     ("CS105", "WHERE kind IN ('task_commit', 'rename', 'file') AND location IS NOT NULL", "WHERE kind IN ('rename', 'file') AND location IS NOT NULL"),
@@ -334,12 +335,10 @@ MUTATIONS: list[tuple[str, ...]] = [
      "CASE WHEN job_id IS NOT NULL THEN job_id"),
     ("CS105", "                WHEN attempt_id IS NOT NULL\n                THEN 'job_' ||", "                WHEN false\n                THEN 'job_' ||"),
     ("CS105", "AND coalesce(detail->>'dir', 'false') <> 'true'\n),\nsuspects", "\n),\nsuspects",
-     "equivalent: a directory entry has no file name, hence no write UUID, and listings carry no job or attempt "
-     "id of their own: it has no job key to join a job on"),
-    ("CS105", "ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)", "ON j.job_id = o.job_key",
-     "equivalent: an unmarked job is a write job UUID, which names the part files of one output location "
-     "only (its job id is fresh per write), so its files are all of that location"),
-    ("CS105", "ON j.job_id = o.job_key AND (j.location IS NULL OR j.location = o.location)", "ON j.job_id = o.job_key AND j.location = o.location"),
+     "equivalent: only forensics/audit.py sets detail.dir, on a listed directory's 'file' event (record_listing): "
+     "that Event carries no job_id or attempt_id, and paths.enrich resolves it with is_dir=True, so no file name "
+     "and no write_uuid: its job_key is NULL, which the join on j.job_id = o.job_key drops"),
+    ("CS105", "FROM outputs o JOIN jobs j ON j.job_id = o.job_key", "FROM outputs o JOIN jobs j ON true"),
     ("CS105", "ANTI JOIN removed r ON r.p = s.p", "ANTI JOIN removed r ON false"),
     ("CS105", "WHERE NOT {temp_s_p}", "WHERE true"),
     ("CS105", "WHERE kind = 'conf' AND detail->>'key' LIKE '%fileoutputcommitter.algorithm.version'",
