@@ -523,6 +523,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS111", "ON f.source_id IS NOT DISTINCT FROM m.source_id AND", "ON true AND"),
     ("CS111", "AND f.location = m.location\n", "\n"),
     ("CS111", "WHERE f.kind = 'file'  --", "WHERE f.kind <> 'file'  --"),
+    ("CS111", "      AND starts_with(f.path, regexp_replace(m.path, '_SUCCESS$', ''))\n", "\n"),
     ("CS111", "AND NOT starts_with(f.file_name, '_')", ""),
     ("CS111", "AND NOT starts_with(f.file_name, '.')", ""),
     ("CS111", "      AND NOT {temp}\n", "\n"),
