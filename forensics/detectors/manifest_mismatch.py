@@ -7,8 +7,8 @@ from commitsleuth.forensics.success_manifest import FILE_LIMIT
 
 # A committer's _SUCCESS manifest (S3A committers, Hadoop's manifest committer) lists the files
 # the job committed; the same listing (one source: an audit, a live inventory) shows what is
-# there. Paths are compared without scheme and authority (S3A lists "/key", the manifest
-# committer the destination URI). Files readers skip (names starting with _ or ., Hadoop's
+# there, under the marker's directory. Paths are compared without scheme and authority (S3A
+# lists "/key", the manifest committer the destination URI). Files readers skip (names starting with _ or ., Hadoop's
 # hidden-file rule) and temp layers (CS109's business) are not data files. A list of
 # FILE_LIMIT names may be cut by the committer: then files it does not name are not judged.
 # An unlisted file is extra when it was written after the commit (the marker's time) or belongs
@@ -33,6 +33,9 @@ on_disk AS (
            regexp_replace(f.path, '{scheme}', '') AS key
     FROM manifests m JOIN events f ON f.source_id IS NOT DISTINCT FROM m.source_id AND f.location = m.location
     WHERE f.kind = 'file'  -- a directory entry has no file name: starts_with(NULL) keeps it out
+      -- under the marker's own directory: a job that wrote one partition's path (…/t/dt=1/_SUCCESS)
+      -- committed nothing in the table's other partitions, which share its location
+      AND starts_with(f.path, regexp_replace(m.path, '_SUCCESS$', ''))
       AND NOT starts_with(f.file_name, '_') AND NOT starts_with(f.file_name, '.')
       AND NOT {temp}
 ),

@@ -7,7 +7,8 @@ from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer, wh
 
 # The metastore holds the partition (added, altered, or an add found it already there) and its
 # directory itself was deleted afterwards, with no write into it and no drop of the partition
-# since. 'load' lines state an intention, not files, so they do not count as a write.
+# since. 'load' lines state an intention, not files, so they do not count as a write; a file
+# created in the directory (HDFS create makes its parent, an object store PUT needs none) does.
 _SQL = """
 WITH dir_deletes AS (
     SELECT coalesce(part_location, part_table) AS pkey, part_spec, ts, event_id, actor,
@@ -22,7 +23,7 @@ touched AS (
     FROM partition_events e
     SEMI JOIN dir_deletes d ON d.pkey = coalesce(e.part_location, e.part_table) AND d.part_spec = e.part_spec
     WHERE e.kind IN ('partition_add', 'partition_alter', 'partition_exists', 'dir_create', 'rename',
-                     'task_commit', 'file', 'partition_drop')
+                     'file_create', 'task_commit', 'file', 'partition_drop')
       AND e.ts IS NOT NULL
 ),
 reg AS (
@@ -34,7 +35,7 @@ reg AS (
 after AS (
     SELECT pkey, part_spec, max(ts) AS ts
     FROM touched
-    WHERE kind IN ('dir_create', 'rename', 'task_commit', 'file', 'partition_drop') AND NOT {temp_p}
+    WHERE kind IN ('dir_create', 'rename', 'file_create', 'task_commit', 'file', 'partition_drop') AND NOT {temp_p}
     GROUP BY ALL
 )
 SELECT any_value(d.part_location) AS location, d.part_spec AS partition_spec,
