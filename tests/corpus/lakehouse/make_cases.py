@@ -190,15 +190,16 @@ yaml.SafeDumper.add_representer(str, _block)
 
 
 def twins(*tasks, op: str = "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", app: str | None = "app-20240101000000-0001",
-          version: int = 1) -> list[dict]:
+          version: int = 1, kind: str = "table_add") -> list[dict]:
     """``table_add`` events of one Iceberg append by Spark, whose data files are named
     partitionId-TID-operationId-fileCount[-suffix] (SparkWrite's OutputFileFactory; a task's count
     goes up with each file it rolls to, position-delete files carry the suffix ``deletes``): a
-    task is (partitionId, TID[, count[-suffix]])."""
+    task is (partitionId, TID[, count[-suffix]]). ``kind`` ``table_remove``: a later snapshot's
+    DELETED entries of those files (a delete_files or a rewrite)."""
     out = []
     for part, tid, *tail in tasks:
         name = f"{part}-{tid}-{op}-{tail[0] if tail else '00001'}.parquet"
-        out.append({"kind": "table_add", "ts": f"2024-01-01 10:00:0{version - 1}", "location": "{root}", "table_name": "t",
+        out.append({"kind": kind, "ts": f"2024-01-01 10:00:0{version - 1}", "location": "{root}", "table_name": "t",
                     "path": f"{{root}}/data/dt=2024-01-01/{name}", "partition_spec": "dt=2024-01-01", "file_name": name,
                     "app_id": app, "detail": {"format": "iceberg-metadata", "version": version, "tid": tid}})
     return out
@@ -506,6 +507,7 @@ def main(work: Path) -> None:
     # one commit adding a file twice, the file's create in the HDFS audit log by a task attempt
     same_created = hdfs_audit(1, "create", f"{{root}}/t/{new_file}", ctx=task_context(2, 41, 0), ip="10.0.0.23")
     twin_files = twins(("00003", 7), ("00003", 12), app=APP_YARN)
+    OP2 = "8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d"  # a second append's operation id
     dump("table_duplicate", "CS202", "table-duplicate-file", [
         {"name": "a commit re-adds a file that is live", "files": log_files(t),
          "expect": [{"partition": "dt=" + first["partition"]["dt"], "summary": "version 1 adds ",
@@ -575,7 +577,30 @@ def main(work: Path) -> None:
         {"name": "negative - one task that rolled to a second file, and a merge-on-read task's data file and its position deletes",
          "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00005", 9, "00001"), ("00005", 9, "00001-deletes")), "expect": []},
         {"name": "negative - two appends (two operations) whose tasks have the same partition id",
-         "events": twins(("00003", 7)) + twins(("00003", 19), op="8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d", version=2), "expect": []},
+         "events": twins(("00003", 7)) + twins(("00003", 19), op=OP2, version=2), "expect": []},
+        # one finding per task of one write: two appends (two operations) each with twins of
+        # their task 3, and one append with twins of two of its tasks
+        {"name": "two appends (two operations), each with speculative twins of its task of partition id 3: one finding per write",
+         "events": twins(("00003", 7), ("00003", 12)) + twins(("00003", 19), ("00003", 24), op=OP2, version=2),
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
+                     "detail": {"how": "twins", "versions": [1]}},
+                    {"partition": "dt=2024-01-01", "actors": ["TID 19", "TID 24", "app-20240101000000-0001"],
+                     "detail": {"how": "twins", "versions": [2]}}]},
+        {"name": "one append with speculative twins of two of its tasks (partition ids 3 and 4): one finding per task",
+         "events": twins(("00003", 7), ("00004", 8), ("00003", 12), ("00004", 13)),
+         # the two findings tie on every ordering key: each is checked for what both say
+         "expect": [{"partition": "dt=2024-01-01", "summary": "files of two attempts of one Spark task are both live in dt=2024-01-01",
+                     "detail": {"how": "twins", "versions": [1]}}] * 2},
+        # the twin's file deleted by a later snapshot: the task's files left live are one
+        # attempt's, however many it rolled to
+        {"name": "negative - speculative twins, the second attempt's file deleted by a later snapshot; the first attempt rolled to two files",
+         "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00003", 12))
+         + twins(("00003", 12), version=2, kind="table_remove"),
+         "expect": []},
+        {"name": "speculative twins, the first attempt rolled to two files, no delete: both attempts live",
+         "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00003", 12)),
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
+                     "detail": {"how": "twins"}}]},
         {"name": "negative - a Spark-written Hudi table (apache/hudi-rs test data)", "files": hudi(work)[0], "events": hudi(work)[1],
          "expect": []},
         {"name": "Hudi: two write tokens of one file group and completed instant both on storage; an inflight instant's two attempts are CS206's",
