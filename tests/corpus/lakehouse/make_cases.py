@@ -12,6 +12,7 @@ commitInfo (DeltaOperations.Write) built from their published field lists.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -24,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 from commitsleuth.forensics.paths import resolve
+from commitsleuth.parsers.lakehouse import read_table, table_root
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.transaction import AddAction
 
@@ -187,6 +189,44 @@ def _block(dumper, text: str):
 
 
 yaml.SafeDumper.add_representer(str, _block)
+
+
+def reader_events(table: Path) -> list[dict]:
+    """The events the product's own reader (parsers/lakehouse.read_table) makes of the table at
+    ``table``: for an Iceberg table, whose manifests are Avro, a case's text files cannot hold
+    its log. Its root is the case's ``{root}``."""
+    root, fmt = table_root(str(table))
+    _, events = read_table(root, fmt)
+    out = []
+    for e in events:
+        d = {k: v for k, v in dataclasses.asdict(e).items() if v is not None}
+        d["ts"] = str(d["ts"])
+        out.append({k: v.replace(root, "{root}") if isinstance(v, str) else v for k, v in d.items()})
+    return out
+
+
+def iceberg_expired(work: Path, stray: str | None = None) -> list[dict]:
+    """A pyiceberg table (SqlCatalog on sqlite) of three appends whose first snapshot
+    expire_snapshots removed (the metadata files naming it stay: a ``dropped`` commit of
+    sequence number 1), as the reader makes it, and audit's listing of its data files; ``stray``
+    (data/<partition>/<name>) a file written there before the latest append and never added."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    home = work / f"iceberg-{stray is not None}"
+    home.mkdir()
+    cat = SqlCatalog("c", uri=f"sqlite:///{home}/catalog.db", warehouse=f"file://{home}/wh")
+    cat.create_namespace("db")
+    tbl = cat.create_table("db.t", schema=ROWS.schema)
+    with tbl.update_spec() as spec:
+        spec.add_identity("dt")
+    for n in range(3):
+        if n == 2 and stray:
+            (home / "wh/db/t" / stray).parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(ROWS.select(["v"]), home / "wh/db/t" / stray)
+        tbl.append(ROWS)
+    tbl.maintenance.expire_snapshots().by_id(tbl.snapshots()[0].snapshot_id).commit()
+    table = Path(tbl.metadata.location.removeprefix("file://"))
+    return reader_events(table) + listing(table)
 
 
 def twins(*tasks, op: str = "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", app: str | None = "app-20240101000000-0001",
@@ -401,6 +441,14 @@ def main(work: Path) -> None:
              {"kind": "table_file", "ts": "2024-01-01 09:59:58", "location": "{root}", "path": e["path"], "file_name": e["file_name"],
               "partition_spec": "dt=2024-01-01", "size": 1024} for e in twins(("00003", 7), ("00003", 12))],
          "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12"]}]},
+        # an Iceberg snapshot expired (status dropped, sequence number 1) is no Hudi instant: a
+        # stray file whose name ends _1.parquet (DuckDB's COPY … PARTITION_BY names its files
+        # data_<i>.parquet) is still an orphan
+        {"name": "an Iceberg table (pyiceberg) whose first snapshot was expired: a stray data_1.parquet no snapshot added",
+         "events": iceberg_expired(work, "data/dt=2024-01-01/data_1.parquet"),
+         "expect": [{"partition": "dt=2024-01-01", "summary": "1 file in dt=2024-01-01 no version of the table's log references (orphans, not data): data_1.parquet"}]},
+        {"name": "negative - the same Iceberg table (pyiceberg), its first snapshot expired, no stray file: every data file referenced",
+         "events": iceberg_expired(work), "expect": []},
         {"name": "negative - a Spark-written Hudi table (apache/hudi-rs test data): every base file referenced, partition metadata hidden",
          "files": hudi(work)[0], "events": hudi(work)[1], "expect": []},
         {"name": "Hudi: a file group a completed instant never listed, beside a second attempt's base file (CS202's) and an inflight instant's files (CS206's)",
