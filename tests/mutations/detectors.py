@@ -589,7 +589,9 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE a.prev_v IS NOT NULL"),
     ("CS202", "WHERE a.prev_v IS NOT NULL AND a.location NOT IN (SELECT location FROM unreliable)",
      "WHERE a.location NOT IN (SELECT location FROM unreliable)",
-     "equivalent: the arm joins p.event_id = a.prev_event, NULL exactly when prev_v is: the filter only narrows early"),
+     "equivalent: the arm joins p.event_id = a.prev_event, NULL exactly when prev_v is: every table_add has a version "
+     "(Delta's; Iceberg's sequence number, a format-version 1 snapshot's timestamp-ms, parsers/formats/iceberg_metadata.py; "
+     "Hudi's instant, all digits), so the filter only narrows early"),
     ("CS202", "AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location\n                      AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", ""),
     ("CS202", "AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", "AND r.v > a.prev_v AND r.v <= a.v)"),
     ("CS202", "AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", "AND r.path = a.path AND r.v <= a.v)"),

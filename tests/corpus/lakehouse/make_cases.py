@@ -229,6 +229,29 @@ def iceberg_expired(work: Path, stray: str | None = None) -> list[dict]:
     return reader_events(table) + listing(table)
 
 
+def iceberg_v1_readd(work: Path, overwrite_between: bool) -> list[dict]:
+    """A pyiceberg table of format-version 1 (no sequence numbers: Spark's default before Iceberg
+    1.4): an append, then add_files of a file written under its data directory, run again with
+    check_duplicate_files=False (iceberg-python#2130) or after an overwrite that removed it; as
+    the reader makes it."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    home = work / f"iceberg-v1-{overwrite_between}"
+    home.mkdir()
+    cat = SqlCatalog("c", uri=f"sqlite:///{home}/catalog.db", warehouse=f"file://{home}/wh")
+    cat.create_namespace("db")
+    tbl = cat.create_table("db.t", schema=ROWS.schema, properties={"format-version": "1"})
+    tbl.append(ROWS)
+    table = Path(tbl.metadata.location.removeprefix("file://"))
+    imported = table / "data" / "import-00000.parquet"
+    pq.write_table(ROWS, imported)
+    tbl.add_files([str(imported)])
+    if overwrite_between:
+        tbl.overwrite(ROWS)
+    tbl.add_files([str(imported)], check_duplicate_files=False)
+    return reader_events(table)
+
+
 def twins(*tasks, op: str = "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", app: str | None = "app-20240101000000-0001",
           version: int = 1, kind: str = "table_add") -> list[dict]:
     """``table_add`` events of one Iceberg append by Spark, whose data files are named
@@ -649,6 +672,12 @@ def main(work: Path) -> None:
          "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00003", 12)),
          "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
                      "detail": {"how": "twins"}}]},
+        # format-version 1: the reader versions its snapshots by their timestamp-ms
+        {"name": "an Iceberg format-version 1 table (pyiceberg): add_files run again on a file it holds",
+         "events": iceberg_v1_readd(work, False),
+         "expect": [{"summary": "adds import-00000.parquet in the unpartitioned table while version ", "detail": {"how": "while live"}}]},
+        {"name": "negative - the same format-version 1 table, an overwrite removing the file before add_files adds it again",
+         "events": iceberg_v1_readd(work, True), "expect": []},
         {"name": "negative - a Spark-written Hudi table (apache/hudi-rs test data)", "files": hudi(work)[0], "events": hudi(work)[1],
          "expect": []},
         {"name": "Hudi: two write tokens of one file group and completed instant both on storage; an inflight instant's two attempts are CS206's",
