@@ -600,8 +600,7 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE r.kind = 'table_remove'\n                      AND r.path = a.path AND r.v > a.prev_v"),
     ("CS202", "JOIN twin_live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id",
      "JOIN twin_live l ON l.location = t.location AND l.path = t.path"),
-    ("CS202", "WHERE t.kind = 'table_add' AND t.tid IS NOT NULL AND regexp_matches(t.file_name", "WHERE t.kind = 'table_add' AND regexp_matches(t.file_name",
-     "equivalent: HAVING count(DISTINCT tid) > 1 counts no NULL tid: a file without one joins no twin"),
+    ("CS202", "WHERE t.kind = 'table_add' AND t.tid IS NOT NULL AND regexp_matches(t.file_name", "WHERE t.kind = 'table_add' AND regexp_matches(t.file_name"),
     ("CS202", "FROM twins tw GROUP BY location, partition_spec, k.op, k.part", "FROM twins tw GROUP BY location, partition_spec, k.part"),
     ("CS202", "FROM twins tw GROUP BY location, partition_spec, k.op, k.part", "FROM twins tw GROUP BY location, partition_spec, k.op"),
     ("CS202", "    HAVING count(DISTINCT tid) > 1\n", "    HAVING count(*) > 1\n"),
@@ -680,8 +679,13 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE action = 'rollback' AND (detail->'rolled_back') IS NOT NULL"),
     ("CS206", "FROM events WHERE kind = 'table_file' AND coalesce(detail->>'log', 'false') <> 'true'",
      "FROM events WHERE kind = 'table_file'",
-     "equivalent: a Hudi log file is named .{fileId}_{instant}.log.{version}_{writeToken} (FSUtils.makeLogFileName), "
-     "which the base-file pattern the same WHERE requires never matches"),
+     "equivalent: the flag marks the files audit lists under the table's log directory, .hoodie/ (forensics/audit.py; "
+     "Hudi's log files lie in the partitions). Of those only the metadata table's base files "
+     "(.hoodie/metadata/<partition>/<fileId>_<token>_<instant>.hfile) match the base-file pattern the same WHERE requires, "
+     "and their instant is never one of the data timeline: the metadata table starts each file group as a log file "
+     "(HoodieBackedTableMetadataWriter.initializeFileGroups: 'we always start with log file for any fileGroup'), writes "
+     "base files only at an instant with a 3-digit suffix (createIndexInitTimestamp, 0.14+; createCompactionTimestamp, 001), "
+     "and a data-table rollback lists only data files"),
     ("CS206", "FROM hudi_files f JOIN instants i ON i.location = f.location AND i.instant = f.instant",
      "FROM hudi_files f JOIN instants i ON i.instant = f.instant"),
     ("CS206", "FROM hudi_files f JOIN instants i ON i.location = f.location AND i.instant = f.instant",

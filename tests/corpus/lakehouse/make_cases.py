@@ -662,6 +662,15 @@ def main(work: Path) -> None:
          # the two findings tie on every ordering key: each is checked for what both say
          "expect": [{"partition": "dt=2024-01-01", "summary": "files of two attempts of one Spark task are both live in dt=2024-01-01",
                      "detail": {"how": "twins", "versions": [1]}}] * 2},
+        # a copy of task 3's file under Hive's copy name, added by add_files: its name is no
+        # Spark output's (OutputFileFactory adds only -<suffix> and the format's extension after
+        # the count), so the reader finds no TID in it, and it is no attempt of the task
+        {"name": "speculative twins beside a copy of the task's file (Hive's _copy_1 name) add_files added: the two attempts' files only",
+         "events": twins(("00003", 7), ("00003", 12)) + [
+             {**e, "path": e["path"].replace(".parquet", "_copy_1.parquet"), "file_name": e["file_name"].replace(".parquet", "_copy_1.parquet"),
+              "detail": {k: v for k, v in e["detail"].items() if k != "tid"}} for e in twins(("00003", 1), version=2, app=None)],
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"], "detail": {"how": "twins"},
+                     "summary": "(version 1): " + ", ".join(e["file_name"] for e in twins(("00003", 12), ("00003", 7)))}]},
         # the twin's file deleted by a later snapshot: the task's files left live are one
         # attempt's, however many it rolled to
         {"name": "negative - speculative twins, the second attempt's file deleted by a later snapshot; the first attempt rolled to two files",
