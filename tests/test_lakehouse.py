@@ -7,6 +7,7 @@ VACUUM within retention, a full overwrite that removes every file it should.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -571,6 +572,46 @@ def test_iceberg_expired_snapshots_are_no_gap(tmp_path, catalog):
     tbl.maintenance.expire_snapshots().by_id(oldest).commit()
     assert oldest not in [s.snapshot_id for s in tbl.refresh().snapshots()]
     assert audited(Path(root_of(tbl)), tmp_path).findings == []
+
+
+def test_iceberg_format_v1_snapshots_are_versioned_and_a_readded_file_found(tmp_path, catalog):
+    """A format-version 1 table (Spark's default before Iceberg 1.4) has no sequence numbers:
+    its snapshots are versioned by their timestamp-ms, so add_files run again on a live file
+    is found, and one run after an overwrite removed the file is not."""
+    import pyarrow.parquet as pq
+
+    for name, between in (("db.again", False), ("db.back", True)):
+        tbl = catalog.create_table(name, schema=ROWS.schema, properties={"format-version": "1"})
+        tbl.append(ROWS)
+        imported = Path(root_of(tbl)) / "data" / "import-00000.parquet"
+        imported.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(ROWS, imported)
+        tbl.add_files([str(imported)])
+        if between:
+            tbl.overwrite(ROWS)
+        tbl.add_files([str(imported)], check_duplicate_files=False)
+        root, fmt = table_root(root_of(tbl))
+        log, events = read_table(root, fmt)
+        commits = [e for e in events if e.kind == "table_commit"]
+        assert [c.detail["version"] for c in commits] == [s.timestamp_ms for s in tbl.snapshots()]
+        findings = audited(Path(root_of(tbl)), tmp_path, name=f"{name}.duckdb").findings
+        assert codes(findings) == ([] if between else ["CS202"]), [f.summary for f in findings]
+    # upgraded to version 2: the older snapshots at the spec's 0, as pyiceberg reads them
+    tbl = catalog.create_table("db.upgraded", schema=ROWS.schema, properties={"format-version": "1"})
+    tbl.append(ROWS)
+    with tbl.transaction() as tx:
+        tx.upgrade_table_version(2)
+    tbl.append(ROWS)
+    # as Java Iceberg writes them: SnapshotParser.toJson writes sequence-number only when it is
+    # above INITIAL_SEQUENCE_NUMBER (0); pyiceberg writes the 0
+    for meta in (Path(root_of(tbl)) / "metadata").glob("*.metadata.json"):
+        doc = json.loads(meta.read_text())
+        for snap in doc.get("snapshots") or []:
+            if snap.get("sequence-number") == 0:
+                del snap["sequence-number"]
+        meta.write_text(json.dumps(doc))
+    log, events = read_table(*table_root(root_of(tbl)))
+    assert [e.detail["version"] for e in events if e.kind == "table_commit"] == [s.sequence_number for s in tbl.snapshots()] == [0, 1]
 
 
 def test_audit_of_the_log_directory_lists_the_whole_table(tmp_path):

@@ -67,6 +67,13 @@ def read(log: TableLog):
         for snap in metadata[name].get("snapshots") or []:
             if isinstance(snap, dict) and snap.get("snapshot-id") is not None:
                 snapshots.setdefault(snap["snapshot-id"], (snap, name))
+    # A format-version 1 table's snapshots have no sequence number: versioned by their commit
+    # time (timestamp-ms, as Hudi's instants by theirs), or the detectors could order none of
+    # its adds and removes. A table upgraded to version 2 keeps the older ones at the number
+    # the spec gives them, 0.
+    unnumbered = [s for s, _ in snapshots.values() if s.get("sequence-number") is None]
+    for snap in unnumbered:
+        snap["sequence-number"] = snap.get("timestamp-ms") if len(unnumbered) == len(snapshots) else 0
     live_ids = {s.get("snapshot-id") for s in latest.get("snapshots") or [] if isinstance(s, dict)}
     # the metadata file of the table's log that first made each snapshot current: the commit's
     # own file, which a storage audit log shows created (or renamed onto) by its writer

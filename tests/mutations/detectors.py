@@ -571,8 +571,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS201", "WHERE a.location = l.location AND a.kind = 'table_add'", "WHERE a.kind = 'table_add'"),
     ("CS201", "AND NOT EXISTS (SELECT 1 FROM events h WHERE h.kind = 'table_commit' AND h.location = l.location",
      "AND NOT EXISTS (SELECT 1 FROM events h WHERE false AND h.location = l.location"),
-    ("CS201", "AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'", "AND h.status <> 'completed'",
-     "equivalent: a Delta or Iceberg commit not completed is uncommitted (no version), or missing or unreadable, which puts its table among the unreliable ones no orphan is judged in"),
+    ("CS201", "AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'", "AND h.status <> 'completed'"),
     ("CS201", "AND h.detail->>'format' = 'hudi-timeline' AND h.status <> 'completed'", "AND h.detail->>'format' = 'hudi-timeline'"),
     ("CS201", "AND h.detail->>'version' = regexp_extract(l.file_name, '_(\\\\d+)\\\\.\\\\w+$', 1))", ")"),
     ("CS201", "FROM orphans o LEFT JOIN uncommitted u ON u.location = o.location", "FROM orphans o LEFT JOIN uncommitted u ON false"),
@@ -592,7 +591,9 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE a.prev_v IS NOT NULL"),
     ("CS202", "WHERE a.prev_v IS NOT NULL AND a.location NOT IN (SELECT location FROM unreliable)",
      "WHERE a.location NOT IN (SELECT location FROM unreliable)",
-     "equivalent: the arm joins p.event_id = a.prev_event, NULL exactly when prev_v is: the filter only narrows early"),
+     "equivalent: the arm joins p.event_id = a.prev_event, NULL exactly when prev_v is: every table_add has a version "
+     "(Delta's; Iceberg's sequence number, a format-version 1 snapshot's timestamp-ms, parsers/formats/iceberg_metadata.py; "
+     "Hudi's instant, all digits), so the filter only narrows early"),
     ("CS202", "AND NOT EXISTS (SELECT 1 FROM table_files r WHERE r.kind = 'table_remove' AND r.location = a.location\n                      AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", ""),
     ("CS202", "AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", "AND r.v > a.prev_v AND r.v <= a.v)"),
     ("CS202", "AND r.path = a.path AND r.v > a.prev_v AND r.v <= a.v)", "AND r.path = a.path AND r.v <= a.v)"),
@@ -601,8 +602,7 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE r.kind = 'table_remove'\n                      AND r.path = a.path AND r.v > a.prev_v"),
     ("CS202", "JOIN twin_live l ON l.location = t.location AND l.path = t.path AND l.add_event = t.event_id",
      "JOIN twin_live l ON l.location = t.location AND l.path = t.path"),
-    ("CS202", "WHERE t.kind = 'table_add' AND t.tid IS NOT NULL AND regexp_matches(t.file_name", "WHERE t.kind = 'table_add' AND regexp_matches(t.file_name",
-     "equivalent: HAVING count(DISTINCT tid) > 1 counts no NULL tid: a file without one joins no twin"),
+    ("CS202", "WHERE t.kind = 'table_add' AND t.tid IS NOT NULL AND regexp_matches(t.file_name", "WHERE t.kind = 'table_add' AND regexp_matches(t.file_name"),
     ("CS202", "FROM twins tw GROUP BY location, partition_spec, k.op, k.part", "FROM twins tw GROUP BY location, partition_spec, k.part"),
     ("CS202", "FROM twins tw GROUP BY location, partition_spec, k.op, k.part", "FROM twins tw GROUP BY location, partition_spec, k.op"),
     ("CS202", "    HAVING count(DISTINCT tid) > 1\n", "    HAVING count(*) > 1\n"),
@@ -681,8 +681,13 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE action = 'rollback' AND (detail->'rolled_back') IS NOT NULL"),
     ("CS206", "FROM events WHERE kind = 'table_file' AND coalesce(detail->>'log', 'false') <> 'true'",
      "FROM events WHERE kind = 'table_file'",
-     "equivalent: a Hudi log file is named .{fileId}_{instant}.log.{version}_{writeToken} (FSUtils.makeLogFileName), "
-     "which the base-file pattern the same WHERE requires never matches"),
+     "equivalent: the flag marks the files audit lists under the table's log directory, .hoodie/ (forensics/audit.py; "
+     "Hudi's log files lie in the partitions). Of those only the metadata table's base files "
+     "(.hoodie/metadata/<partition>/<fileId>_<token>_<instant>.hfile) match the base-file pattern the same WHERE requires, "
+     "and their instant is never one of the data timeline: the metadata table starts each file group as a log file "
+     "(HoodieBackedTableMetadataWriter.initializeFileGroups: 'we always start with log file for any fileGroup'), writes "
+     "base files only at an instant with a 3-digit suffix (createIndexInitTimestamp, 0.14+; createCompactionTimestamp, 001), "
+     "and a data-table rollback lists only data files"),
     ("CS206", "FROM hudi_files f JOIN instants i ON i.location = f.location AND i.instant = f.instant",
      "FROM hudi_files f JOIN instants i ON i.instant = f.instant"),
     ("CS206", "FROM hudi_files f JOIN instants i ON i.location = f.location AND i.instant = f.instant",

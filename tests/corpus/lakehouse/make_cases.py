@@ -12,6 +12,7 @@ commitInfo (DeltaOperations.Write) built from their published field lists.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -24,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 from commitsleuth.forensics.paths import resolve
+from commitsleuth.parsers.lakehouse import read_table, table_root
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.transaction import AddAction
 
@@ -189,16 +191,78 @@ def _block(dumper, text: str):
 yaml.SafeDumper.add_representer(str, _block)
 
 
+def reader_events(table: Path) -> list[dict]:
+    """The events the product's own reader (parsers/lakehouse.read_table) makes of the table at
+    ``table``: for an Iceberg table, whose manifests are Avro, a case's text files cannot hold
+    its log. Its root is the case's ``{root}``."""
+    root, fmt = table_root(str(table))
+    _, events = read_table(root, fmt)
+    out = []
+    for e in events:
+        d = {k: v for k, v in dataclasses.asdict(e).items() if v is not None}
+        d["ts"] = str(d["ts"])
+        out.append({k: v.replace(root, "{root}") if isinstance(v, str) else v for k, v in d.items()})
+    return out
+
+
+def iceberg_expired(work: Path, stray: str | None = None) -> list[dict]:
+    """A pyiceberg table (SqlCatalog on sqlite) of three appends whose first snapshot
+    expire_snapshots removed (the metadata files naming it stay: a ``dropped`` commit of
+    sequence number 1), as the reader makes it, and audit's listing of its data files; ``stray``
+    (data/<partition>/<name>) a file written there before the latest append and never added."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    home = work / f"iceberg-{stray is not None}"
+    home.mkdir()
+    cat = SqlCatalog("c", uri=f"sqlite:///{home}/catalog.db", warehouse=f"file://{home}/wh")
+    cat.create_namespace("db")
+    tbl = cat.create_table("db.t", schema=ROWS.schema)
+    with tbl.update_spec() as spec:
+        spec.add_identity("dt")
+    for n in range(3):
+        if n == 2 and stray:
+            (home / "wh/db/t" / stray).parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(ROWS.select(["v"]), home / "wh/db/t" / stray)
+        tbl.append(ROWS)
+    tbl.maintenance.expire_snapshots().by_id(tbl.snapshots()[0].snapshot_id).commit()
+    table = Path(tbl.metadata.location.removeprefix("file://"))
+    return reader_events(table) + listing(table)
+
+
+def iceberg_v1_readd(work: Path, overwrite_between: bool) -> list[dict]:
+    """A pyiceberg table of format-version 1 (no sequence numbers: Spark's default before Iceberg
+    1.4): an append, then add_files of a file written under its data directory, run again with
+    check_duplicate_files=False (iceberg-python#2130) or after an overwrite that removed it; as
+    the reader makes it."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    home = work / f"iceberg-v1-{overwrite_between}"
+    home.mkdir()
+    cat = SqlCatalog("c", uri=f"sqlite:///{home}/catalog.db", warehouse=f"file://{home}/wh")
+    cat.create_namespace("db")
+    tbl = cat.create_table("db.t", schema=ROWS.schema, properties={"format-version": "1"})
+    tbl.append(ROWS)
+    table = Path(tbl.metadata.location.removeprefix("file://"))
+    imported = table / "data" / "import-00000.parquet"
+    pq.write_table(ROWS, imported)
+    tbl.add_files([str(imported)])
+    if overwrite_between:
+        tbl.overwrite(ROWS)
+    tbl.add_files([str(imported)], check_duplicate_files=False)
+    return reader_events(table)
+
+
 def twins(*tasks, op: str = "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", app: str | None = "app-20240101000000-0001",
-          version: int = 1) -> list[dict]:
+          version: int = 1, kind: str = "table_add") -> list[dict]:
     """``table_add`` events of one Iceberg append by Spark, whose data files are named
     partitionId-TID-operationId-fileCount[-suffix] (SparkWrite's OutputFileFactory; a task's count
     goes up with each file it rolls to, position-delete files carry the suffix ``deletes``): a
-    task is (partitionId, TID[, count[-suffix]])."""
+    task is (partitionId, TID[, count[-suffix]]). ``kind`` ``table_remove``: a later snapshot's
+    DELETED entries of those files (a delete_files or a rewrite)."""
     out = []
     for part, tid, *tail in tasks:
         name = f"{part}-{tid}-{op}-{tail[0] if tail else '00001'}.parquet"
-        out.append({"kind": "table_add", "ts": f"2024-01-01 10:00:0{version - 1}", "location": "{root}", "table_name": "t",
+        out.append({"kind": kind, "ts": f"2024-01-01 10:00:0{version - 1}", "location": "{root}", "table_name": "t",
                     "path": f"{{root}}/data/dt=2024-01-01/{name}", "partition_spec": "dt=2024-01-01", "file_name": name,
                     "app_id": app, "detail": {"format": "iceberg-metadata", "version": version, "tid": tid}})
     return out
@@ -400,6 +464,14 @@ def main(work: Path) -> None:
              {"kind": "table_file", "ts": "2024-01-01 09:59:58", "location": "{root}", "path": e["path"], "file_name": e["file_name"],
               "partition_spec": "dt=2024-01-01", "size": 1024} for e in twins(("00003", 7), ("00003", 12))],
          "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12"]}]},
+        # an Iceberg snapshot expired (status dropped, sequence number 1) is no Hudi instant: a
+        # stray file whose name ends _1.parquet (DuckDB's COPY … PARTITION_BY names its files
+        # data_<i>.parquet) is still an orphan
+        {"name": "an Iceberg table (pyiceberg) whose first snapshot was expired: a stray data_1.parquet no snapshot added",
+         "events": iceberg_expired(work, "data/dt=2024-01-01/data_1.parquet"),
+         "expect": [{"partition": "dt=2024-01-01", "summary": "1 file in dt=2024-01-01 no version of the table's log references (orphans, not data): data_1.parquet"}]},
+        {"name": "negative - the same Iceberg table (pyiceberg), its first snapshot expired, no stray file: every data file referenced",
+         "events": iceberg_expired(work), "expect": []},
         {"name": "negative - a Spark-written Hudi table (apache/hudi-rs test data): every base file referenced, partition metadata hidden",
          "files": hudi(work)[0], "events": hudi(work)[1], "expect": []},
         {"name": "Hudi: a file group a completed instant never listed, beside a second attempt's base file (CS202's) and an inflight instant's files (CS206's)",
@@ -506,6 +578,7 @@ def main(work: Path) -> None:
     # one commit adding a file twice, the file's create in the HDFS audit log by a task attempt
     same_created = hdfs_audit(1, "create", f"{{root}}/t/{new_file}", ctx=task_context(2, 41, 0), ip="10.0.0.23")
     twin_files = twins(("00003", 7), ("00003", 12), app=APP_YARN)
+    OP2 = "8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d"  # a second append's operation id
     dump("table_duplicate", "CS202", "table-duplicate-file", [
         {"name": "a commit re-adds a file that is live", "files": log_files(t),
          "expect": [{"partition": "dt=" + first["partition"]["dt"], "summary": "version 1 adds ",
@@ -575,7 +648,45 @@ def main(work: Path) -> None:
         {"name": "negative - one task that rolled to a second file, and a merge-on-read task's data file and its position deletes",
          "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00005", 9, "00001"), ("00005", 9, "00001-deletes")), "expect": []},
         {"name": "negative - two appends (two operations) whose tasks have the same partition id",
-         "events": twins(("00003", 7)) + twins(("00003", 19), op="8a7b6c5d-4e3f-4a1b-9c8d-7e6f5a4b3c2d", version=2), "expect": []},
+         "events": twins(("00003", 7)) + twins(("00003", 19), op=OP2, version=2), "expect": []},
+        # one finding per task of one write: two appends (two operations) each with twins of
+        # their task 3, and one append with twins of two of its tasks
+        {"name": "two appends (two operations), each with speculative twins of its task of partition id 3: one finding per write",
+         "events": twins(("00003", 7), ("00003", 12)) + twins(("00003", 19), ("00003", 24), op=OP2, version=2),
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
+                     "detail": {"how": "twins", "versions": [1]}},
+                    {"partition": "dt=2024-01-01", "actors": ["TID 19", "TID 24", "app-20240101000000-0001"],
+                     "detail": {"how": "twins", "versions": [2]}}]},
+        {"name": "one append with speculative twins of two of its tasks (partition ids 3 and 4): one finding per task",
+         "events": twins(("00003", 7), ("00004", 8), ("00003", 12), ("00004", 13)),
+         # the two findings tie on every ordering key: each is checked for what both say
+         "expect": [{"partition": "dt=2024-01-01", "summary": "files of two attempts of one Spark task are both live in dt=2024-01-01",
+                     "detail": {"how": "twins", "versions": [1]}}] * 2},
+        # a copy of task 3's file under Hive's copy name, added by add_files: its name is no
+        # Spark output's (OutputFileFactory adds only -<suffix> and the format's extension after
+        # the count), so the reader finds no TID in it, and it is no attempt of the task
+        {"name": "speculative twins beside a copy of the task's file (Hive's _copy_1 name) add_files added: the two attempts' files only",
+         "events": twins(("00003", 7), ("00003", 12)) + [
+             {**e, "path": e["path"].replace(".parquet", "_copy_1.parquet"), "file_name": e["file_name"].replace(".parquet", "_copy_1.parquet"),
+              "detail": {k: v for k, v in e["detail"].items() if k != "tid"}} for e in twins(("00003", 1), version=2, app=None)],
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"], "detail": {"how": "twins"},
+                     "summary": "(version 1): " + ", ".join(e["file_name"] for e in twins(("00003", 12), ("00003", 7)))}]},
+        # the twin's file deleted by a later snapshot: the task's files left live are one
+        # attempt's, however many it rolled to
+        {"name": "negative - speculative twins, the second attempt's file deleted by a later snapshot; the first attempt rolled to two files",
+         "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00003", 12))
+         + twins(("00003", 12), version=2, kind="table_remove"),
+         "expect": []},
+        {"name": "speculative twins, the first attempt rolled to two files, no delete: both attempts live",
+         "events": twins(("00003", 7, "00001"), ("00003", 7, "00002"), ("00003", 12)),
+         "expect": [{"partition": "dt=2024-01-01", "actors": ["TID 12", "TID 7", "app-20240101000000-0001"],
+                     "detail": {"how": "twins"}}]},
+        # format-version 1: the reader versions its snapshots by their timestamp-ms
+        {"name": "an Iceberg format-version 1 table (pyiceberg): add_files run again on a file it holds",
+         "events": iceberg_v1_readd(work, False),
+         "expect": [{"summary": "adds import-00000.parquet in the unpartitioned table while version ", "detail": {"how": "while live"}}]},
+        {"name": "negative - the same format-version 1 table, an overwrite removing the file before add_files adds it again",
+         "events": iceberg_v1_readd(work, True), "expect": []},
         {"name": "negative - a Spark-written Hudi table (apache/hudi-rs test data)", "files": hudi(work)[0], "events": hudi(work)[1],
          "expect": []},
         {"name": "Hudi: two write tokens of one file group and completed instant both on storage; an inflight instant's two attempts are CS206's",
