@@ -84,3 +84,26 @@ def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     assert ranges_for(1024 * mb, 4, 64 * mb) == 16
     assert ranges_for(10 * mb, 1, 64 * mb) == 1 and ranges_for(200 * mb, 1, 64 * mb) == 4
     assert ranges_for(10 * mb, 3, 64 * mb) == 3
+
+
+def test_the_cli_and_the_workers_server_import_no_duckdb_before_a_store_is_opened():
+    """The workers' fork server starts once the CLI is imported, and parses text without duckdb
+    (0.05-0.1 cpu-s of import): neither imports it before a store is opened."""
+    probe = ("import sys\n"
+             "import commitsleuth.cli\n"
+             "print('duckdb' in sys.modules)\n"
+             "import commitsleuth.ingest.worker_preload\n"
+             "print('duckdb' in sys.modules)\n"
+             "from commitsleuth.store import Store\n"
+             "with Store(':memory:') as s:\n"
+             "    print('duckdb' in sys.modules, s.count('events'))\n")
+    assert _program(probe) == ["False", "False", "True 0"]
+
+
+def test_what_the_workers_inherit_from_their_server_is_never_collected():
+    """Frozen in the server: a collection in a worker then never walks (and copies on write) the
+    pages of the server's objects; the collector itself runs as usual."""
+    probe = ("import gc\n"
+             "import commitsleuth.ingest.worker_preload\n"
+             "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+    assert _program(probe) == ["True True"]

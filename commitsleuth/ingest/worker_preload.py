@@ -5,11 +5,22 @@ message grammar (its LALR tables take 0.17 cpu-s to build), and pyarrow told tha
 to be imported (``pool.arrow_without_pandas``). Importing this module builds them.
 """
 
-from commitsleuth.ingest import pool
+import gc
+
+# The server's start is on the ingest's critical path (its first workers wait for it): the
+# collector's passes over the objects of these imports cost it about 5% for nothing, as they
+# all live as long as it does.
+gc.disable()
+
+from commitsleuth.ingest import pool  # noqa: E402
 
 pool.arrow_without_pandas()  # before anything builds an Arrow array: pyarrow then never imports pandas
 
 from commitsleuth.ingest import local  # noqa: E402,F401 - the workers' tasks live there
-from commitsleuth.parsers.messages import message_parser
+from commitsleuth.parsers.messages import message_parser  # noqa: E402
 
 message_parser()
+# What each worker inherits is never collected: no collection in a worker walks (and so copies
+# on write) the server's pages holding those objects.
+gc.freeze()
+gc.enable()
