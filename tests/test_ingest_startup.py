@@ -107,3 +107,26 @@ def test_what_the_workers_inherit_from_their_server_is_never_collected():
              "import commitsleuth.ingest.worker_preload\n"
              "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n")
     assert _program(probe) == ["True True"]
+
+
+def test_a_new_store_closed_holding_a_source_is_kept_without_opening_it_again(tmp_path, monkeypatch):
+    """At the ingest's end the new store is known filled from its own connection: no second
+    DuckDB instance (0.02 cpu-s) opens it to count its sources. One left without a source is
+    still looked at, and removed."""
+    from commitsleuth import store
+    from commitsleuth.store import Store, removed_unless_filled
+
+    looked = []
+    real = store.holds_no_source
+    monkeypatch.setattr(store, "holds_no_source", lambda path: looked.append(path) or real(path))
+    filled, empty = tmp_path / "filled.duckdb", tmp_path / "empty.duckdb"
+    with removed_unless_filled(str(filled)), Store(filled) as s:
+        s.add_source(str(tmp_path / "x.log"), "file", format="hive-log4j2")
+    assert filled.exists() and looked == []
+    with removed_unless_filled(str(empty)), Store(empty):
+        pass
+    assert looked == [str(empty)] and not empty.exists()
+    filled.unlink()  # the same name again, left empty this time: removed
+    with removed_unless_filled(str(filled)), Store(filled):
+        pass
+    assert looked == [str(empty), str(filled)] and not filled.exists()
