@@ -130,3 +130,35 @@ def test_a_new_store_closed_holding_a_source_is_kept_without_opening_it_again(tm
     with removed_unless_filled(str(filled)), Store(filled):
         pass
     assert looked == [str(empty), str(filled)] and not filled.exists()
+
+
+def _wal_before_close(log: Path, db: Path, workers: int) -> list[str]:
+    probe = ("import os, sys\n"
+             "from commitsleuth.store import Store\n"
+             "from commitsleuth.ingest import ingest\n"
+             "with Store(sys.argv[2]) as s:\n"
+             "    report = ingest(s, [sys.argv[1]])\n"
+             "    wal = sys.argv[2] + '.wal'\n"
+             "    print(report.events, os.path.getsize(wal) if os.path.exists(wal) else 0)\n"
+             "print(os.path.exists(sys.argv[2] + '.wal'))\n")
+    return _program(probe, log, db, env={"COMMITSLEUTH_WORKERS": str(workers), "COMMITSLEUTH_PARALLEL_MIN": str(1 << 20),
+                                         "COMMITSLEUTH_RANGE": str(256 << 10)})
+
+
+def test_a_file_read_in_ranges_commits_its_rows_as_a_checkpoint(tmp_path):
+    """Its rows are compressed into the store's file by its last commit, not written into the
+    write-ahead log first and again by the closing checkpoint (the command's last work). A file
+    read here, not in ranges, still commits into the log."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_ingest_text import hive_log
+
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(12_000))
+    assert log.stat().st_size > 1 << 20
+    ranged = _wal_before_close(log, tmp_path / "ranged.duckdb", 2)
+    here = _wal_before_close(log, tmp_path / "here.duckdb", 1)
+    events = ranged[0].split()[0]
+    assert int(events) == 4000 and here[0].split()[0] == events
+    assert int(ranged[0].split()[1]) < 64 << 10, ranged  # at most a sources row's commit
+    assert int(here[0].split()[1]) > 256 << 10, here  # the 4,000 events' rows
+    assert ranged[1] == here[1] == "False"
