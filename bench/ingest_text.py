@@ -24,7 +24,9 @@ imports, the store's creation and its closing checkpoint included):
 - the same ingest with stderr on a pseudo-terminal: the seconds until the progress bar's first
   bytes appear, and that run's wall time;
 - with ``--baseline-env NAME=VALUE``, the piped ingest again with that setting (before the other
-  in odd runs, after it in even ones): a same-run A/B by wall and CPU.
+  in odd runs, after it in even ones): a same-run A/B by wall and CPU;
+- with ``--baseline DIR``, the piped ingest again by the ``commitsleuth`` of another install's
+  bin directory (another build, e.g. main's venv), alternated the same way.
 
 It prints every run, then medians and min-max over the runs, the load average before and after
 each, and the ratio of the medians to grep's.
@@ -32,6 +34,7 @@ each, and the ratio of the medians to grep's.
     python bench/ingest_text.py                # 200 MB, 5 runs
     python bench/ingest_text.py --size 1G --runs 3
     python bench/ingest_text.py --baseline-env COMMITSLEUTH_STORE_TEMPLATE=0   # the store template's worth
+    python bench/ingest_text.py --baseline /work/main/.venv/bin   # against main's build
 """
 
 from __future__ import annotations
@@ -220,14 +223,16 @@ def stats(values: list[float]) -> str:
 
 
 def ingest_with(exe: str, log: Path, db: Path, env: dict, table: dict, mb: float) -> str:
-    """The same ingest with ``env`` set, into a fresh store: the same-run baseline."""
+    """The same ingest with ``env`` set (or by another build's ``exe``), into a fresh store: the
+    same-run baseline."""
     db.unlink(missing_ok=True)
     wall, cpu, proc, _ = timed([exe, "ingest", str(log), "--db", str(db)], env={**os.environ, **env})
     if proc.returncode != 0:
         raise SystemExit(proc.stderr)
     table["baseline"].append(wall)
     table["baseline_cpu"].append(cpu)
-    return f"with {' '.join(f'{k}={v}' for k, v in env.items())}: {wall:.2f} s ({mb / wall:.0f} MB/s, cpu {cpu:.2f} s)"
+    what = " ".join(f"{k}={v}" for k, v in env.items()) or exe
+    return f"with {what}: {wall:.2f} s ({mb / wall:.0f} MB/s, cpu {cpu:.2f} s)"
 
 
 def main() -> int:
@@ -238,6 +243,9 @@ def main() -> int:
     ap.add_argument("--baseline-env", metavar="NAME=VALUE",
                     help="also time the ingest with this setting in each run, alternating which goes first "
                          "(a same-run A/B, e.g. COMMITSLEUTH_STORE_TEMPLATE=0)")
+    ap.add_argument("--baseline", metavar="DIR", type=Path,
+                    help="also time the ingest of the commitsleuth in this bin directory (another build), "
+                         "alternating which goes first")
     args = ap.parse_args()
     size = parse_size(args.size)
     work = Path(args.dir)
@@ -272,6 +280,10 @@ def main() -> int:
     table.update(ingest=[], ingest_cpu=[], ingest_peak=[], tty_first=[], tty_wall=[], load=[],
                  baseline=[], baseline_cpu=[])
     baseline_env = dict([args.baseline_env.split("=", 1)]) if args.baseline_env else None
+    base_exe = exe
+    if args.baseline:
+        base_exe, baseline_env = str(args.baseline / "commitsleuth"), baseline_env or {}
+    base_label = args.baseline_env or str(args.baseline)
     for run in range(args.runs):
         load_before = os.getloadavg()[0]
         line = [f"run {run + 1}: {mb:.0f} MB, load {load_before:.1f}"]
@@ -283,8 +295,8 @@ def main() -> int:
             table[name].append(wall)
             line.append(f"{name} {wall:.2f} s")
         db = work / "bench.duckdb"
-        if baseline_env and run % 2 == 1:
-            line.append(ingest_with(exe, log, db, baseline_env, table, mb))
+        if baseline_env is not None and run % 2 == 1:
+            line.append(ingest_with(base_exe, log, db, baseline_env, table, mb))
         db.unlink(missing_ok=True)
         wall, cpu, proc, peak = timed([exe, "ingest", str(log), "--db", str(db)])
         if proc.returncode != 0:
@@ -295,8 +307,8 @@ def main() -> int:
         table["ingest_peak"].append(peak / 2**20)
         line.append(f"ingest {wall:.2f} s ({mb / wall:.0f} MB/s, cpu {cpu:.2f} s, peak {peak / 2**20:.0f} MiB): "
                     f"{proc.stdout.strip()}")
-        if baseline_env and run % 2 == 0:
-            line.append(ingest_with(exe, log, db, baseline_env, table, mb))
+        if baseline_env is not None and run % 2 == 0:
+            line.append(ingest_with(base_exe, log, db, baseline_env, table, mb))
         db.unlink(missing_ok=True)
         first, tty_wall, code = first_output_on_terminal([exe, "ingest", str(log), "--db", str(db)])
         if code != 0:
@@ -318,9 +330,9 @@ def main() -> int:
     print(f"  {'commitsleuth ingest':26} {stats(table['ingest'])} s  {mb / ingest:7.0f} MB/s "
           f"(per run {min(rates):.0f}-{max(rates):.0f} MB/s), cpu {stats(table['ingest_cpu'])} s, "
           f"peak {stats(table['ingest_peak'])} MiB")
-    if baseline_env:
+    if baseline_env is not None:
         base, base_cpu = statistics.median(table["baseline"]), statistics.median(table["baseline_cpu"])
-        print(f"  {'ingest with ' + args.baseline_env:26} {stats(table['baseline'])} s  {mb / base:7.0f} MB/s, "
+        print(f"  {'ingest with ' + base_label:26} {stats(table['baseline'])} s  {mb / base:7.0f} MB/s, "
               f"cpu {stats(table['baseline_cpu'])} s; this / ingest: wall {base / ingest:.2f}x, "
               f"cpu {base_cpu / statistics.median(table['ingest_cpu']):.2f}x")
     firsts = [f for f in table["tty_first"] if f == f]

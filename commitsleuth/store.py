@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib
 import os
 import re
 import shutil
@@ -17,8 +18,6 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-
 from commitsleuth.cache import cache_dir
 from commitsleuth.errors import StoreError, StoreLockedError, StoreWriteError
 from commitsleuth.model import Event, events_to_arrow
@@ -26,6 +25,29 @@ from commitsleuth.redact import redact
 
 if TYPE_CHECKING:  # pyarrow is imported where a table is written (see model.py)
     import pyarrow as pa
+
+
+class _OnFirstUse:
+    """A module imported when one of its names is first looked up, not when its user is."""
+
+    def __init__(self, name: str):
+        self._name, self._module = name, None
+
+    def __getattr__(self, attr: str):
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+
+
+def on_first_use(name: str):
+    """Module ``name``, imported at the first use of one of its names. Importing duckdb costs
+    0.05-0.1 cpu-s (importlib.metadata included): the ingest command starts its workers' fork
+    server once the CLI is imported, so the sooner, and that server's workers parse text logs
+    without duckdb, so it need not import it at all."""
+    return _OnFirstUse(name)
+
+
+duckdb = on_first_use("duckdb")
 
 DEFAULT_DB = "commitsleuth.duckdb"
 # Files readable by every DuckDB since 1.2 (the user's own `duckdb` shell opens the store); 1.2 is
@@ -351,6 +373,11 @@ def holds_no_source(path: str) -> bool:
         con.close()
 
 
+# Stores this process created and closed holding a source (absolute paths): known filled
+# without opening them again, which costs a new DuckDB instance (0.02 cpu-s) at an ingest's end.
+_CLOSED_FILLED: set[str] = set()
+
+
 @contextmanager
 def removed_unless_filled(path: str | os.PathLike | None):
     """For the commands that may create the store (ingest, attach-parquet): a store they
@@ -358,10 +385,13 @@ def removed_unless_filled(path: str | os.PathLike | None):
     that no empty store is left behind for a later analyze to call clean."""
     path = str(path or default_db_path())
     created = path != ":memory:" and not os.path.exists(path)
+    if created:
+        _CLOSED_FILLED.discard(os.path.abspath(path))  # an older store of that name, since removed
     try:
         yield
     finally:
-        if created and os.path.exists(path) and holds_no_source(path):
+        if created and os.path.exists(path) and os.path.abspath(path) not in _CLOSED_FILLED \
+                and holds_no_source(path):
             for leftover in (path, path + ".wal"):
                 _remove(leftover)
 
@@ -396,6 +426,7 @@ class Store:
         self._later: list[dict] = []  # sources rows add_source(later=True) has not written yet
         self._later_from = 0
         was_there = self.path != ":memory:" and Path(self.path).exists()
+        self._created = not was_there and not read_only and self.path != ":memory:"
         if (read_only or existing) and self.path != ":memory:" and not was_there:
             raise StoreError(f"no database at {self.path}: run 'commitsleuth ingest' first")
         if not read_only and self.path != ":memory:":
@@ -484,6 +515,8 @@ class Store:
             self.flush()
         except StoreWriteError:
             pass  # rows of files not read: the next ingest writes them again
+        if self._created:
+            self._note_filled()
         if self._host is None:
             self.con.close()
             return
@@ -493,6 +526,15 @@ class Store:
             pass  # none was open
         self.con.execute("USE memory")
         self.con.execute(f"DETACH {ATTACHED}")
+
+    def _note_filled(self) -> None:
+        """Note this new store in ``_CLOSED_FILLED`` when it holds a source (its connection
+        still open): ``removed_unless_filled`` then keeps it without opening it again."""
+        try:
+            if self.con.execute("SELECT EXISTS (SELECT 1 FROM sources)").fetchone()[0]:
+                _CLOSED_FILLED.add(os.path.abspath(self.path))
+        except duckdb.Error:
+            pass  # not migrated, or a failed write closed the connection: removed_unless_filled looks
 
     def __enter__(self) -> "Store":
         return self

@@ -84,3 +84,99 @@ def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     assert ranges_for(1024 * mb, 4, 64 * mb) == 16
     assert ranges_for(10 * mb, 1, 64 * mb) == 1 and ranges_for(200 * mb, 1, 64 * mb) == 4
     assert ranges_for(10 * mb, 3, 64 * mb) == 3
+
+
+def test_the_cli_and_the_workers_server_import_no_duckdb_before_a_store_is_opened():
+    """The workers' fork server starts once the CLI is imported, and parses text without duckdb
+    (0.05-0.1 cpu-s of import): neither imports it before a store is opened."""
+    probe = ("import sys\n"
+             "import commitsleuth.cli\n"
+             "print('duckdb' in sys.modules)\n"
+             "import commitsleuth.ingest.worker_preload\n"
+             "print('duckdb' in sys.modules)\n"
+             "from commitsleuth.store import Store\n"
+             "with Store(':memory:') as s:\n"
+             "    print('duckdb' in sys.modules, s.count('events'))\n")
+    assert _program(probe) == ["False", "False", "True 0"]
+
+
+def test_what_the_workers_inherit_from_their_server_is_never_collected():
+    """Frozen in the server: a collection in a worker then never walks (and copies on write) the
+    pages of the server's objects; the collector itself runs as usual."""
+    probe = ("import gc\n"
+             "import commitsleuth.ingest.worker_preload\n"
+             "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+    assert _program(probe) == ["True True"]
+
+
+def test_a_new_store_closed_holding_a_source_is_kept_without_opening_it_again(tmp_path, monkeypatch):
+    """At the ingest's end the new store is known filled from its own connection: no second
+    DuckDB instance (0.02 cpu-s) opens it to count its sources. One left without a source is
+    still looked at, and removed."""
+    from commitsleuth import store
+    from commitsleuth.store import Store, removed_unless_filled
+
+    looked = []
+    real = store.holds_no_source
+    monkeypatch.setattr(store, "holds_no_source", lambda path: looked.append(path) or real(path))
+    filled, empty = tmp_path / "filled.duckdb", tmp_path / "empty.duckdb"
+    with removed_unless_filled(str(filled)), Store(filled) as s:
+        s.add_source(str(tmp_path / "x.log"), "file", format="hive-log4j2")
+    assert filled.exists() and looked == []
+    with removed_unless_filled(str(empty)), Store(empty):
+        pass
+    assert looked == [str(empty)] and not empty.exists()
+    filled.unlink()  # the same name again, left empty this time: removed
+    with removed_unless_filled(str(filled)), Store(filled):
+        pass
+    assert looked == [str(empty), str(filled)] and not filled.exists()
+
+
+def _wal_before_close(log: Path, db: Path, workers: int) -> list[str]:
+    probe = ("import os, sys\n"
+             "from commitsleuth.store import Store\n"
+             "from commitsleuth.ingest import ingest\n"
+             "with Store(sys.argv[2]) as s:\n"
+             "    report = ingest(s, [sys.argv[1]])\n"
+             "    wal = sys.argv[2] + '.wal'\n"
+             "    print(report.events, os.path.getsize(wal) if os.path.exists(wal) else 0)\n"
+             "print(os.path.exists(sys.argv[2] + '.wal'))\n")
+    return _program(probe, log, db, env={"COMMITSLEUTH_WORKERS": str(workers), "COMMITSLEUTH_PARALLEL_MIN": str(1 << 20),
+                                         "COMMITSLEUTH_RANGE": str(256 << 10)})
+
+
+def test_a_file_read_in_ranges_commits_its_rows_as_a_checkpoint(tmp_path):
+    """Its rows are compressed into the store's file by its last commit, not written into the
+    write-ahead log first and again by the closing checkpoint (the command's last work). A file
+    read here, not in ranges, still commits into the log."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_ingest_text import hive_log
+
+    log = tmp_path / "hive.log"
+    log.write_text(hive_log(12_000))
+    assert log.stat().st_size > 1 << 20
+    ranged = _wal_before_close(log, tmp_path / "ranged.duckdb", 2)
+    here = _wal_before_close(log, tmp_path / "here.duckdb", 1)
+    events = ranged[0].split()[0]
+    assert int(events) == 4000 and here[0].split()[0] == events
+    assert int(ranged[0].split()[1]) < 64 << 10, ranged  # at most a sources row's commit
+    assert int(here[0].split()[1]) > 256 << 10, here  # the 4,000 events' rows
+    assert ranged[1] == here[1] == "False"
+
+
+def _faults_of_a_second_8_mib_block(preload: bool) -> int:
+    probe = ("import resource, sys\n"
+             + ("import commitsleuth.ingest.worker_preload\n" if preload else "")
+             + "block = b'x' * (8 << 20)\n"
+             "del block\n"
+             "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+             "block = b'x' * (8 << 20)\n"
+             "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n")
+    return int(_program(probe)[-1])
+
+
+def test_the_workers_server_keeps_freed_blocks_for_the_next(tmp_path):
+    """A worker reads a range in 8 MiB blocks: each one again in memory already touched, not a
+    new mapping faulting page by page (2,048 faults each). glibc only (a Linux box's libc)."""
+    assert _faults_of_a_second_8_mib_block(preload=False) > 1500
+    assert _faults_of_a_second_8_mib_block(preload=True) < 200

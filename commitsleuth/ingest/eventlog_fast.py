@@ -31,7 +31,6 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, NamedTuple
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,6 +43,9 @@ from commitsleuth.parsers.base import ParseStats
 from commitsleuth.parsers.spark_events import SparkEventDecoder, decode_line
 from commitsleuth.parsers.spark_identity import identity_hashes
 from commitsleuth.redact import has_user_patterns, lines_may_hold_secret, redact, redact_table
+from commitsleuth.store import on_first_use
+
+duckdb = on_first_use("duckdb")  # a text log's workers import this module and never use duckdb
 
 FORMAT = "spark-eventlog"
 BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint

@@ -623,7 +623,10 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
         events=previous.get("events", 0) + written,
         rejected=previous.get("rejected", 0) + stats.rejected,
         finished_at=_now(),
-        checkpoint=fast and written >= commit_rows,
+        # A file big enough for ranges commits as a checkpoint too: its rows are compressed into the
+        # file once, where the write-ahead log would take them first and the closing checkpoint
+        # again (that is the command's last work: 0.01-0.02 cpu-s less there for 13k events)
+        checkpoint=(fast and written >= commit_rows) or read.ranged,
     )
     return SourceResult(read.ctx.uri, status, read.fmt.name, written, stats.lines, stats.rejected, reason, sid,
                         known)
@@ -706,6 +709,7 @@ class FileRead:
         self.resume_at, self.first_line, self.progress, self.size = resume_at, first_line, progress, size
         self.pool = pool
         self.workers = 1  # processes of the pool: a file's ranges are cut to keep them all busy
+        self.ranged = False  # cut into ranges for the pool's workers
         self.previous: dict | None = None
         self.futures: list = []  # (start, end, future) of work handed to the pool
         self.queued: list = []  # (start, end) of ranges not handed out yet
@@ -747,6 +751,7 @@ class FileRead:
             if headed and is_plain(self.path):
                 bounds = line_bounds(self.path, workers_pool.ranges_for(self.size, self.workers, RANGE))
                 self.queued = [(a, b) for a, b in zip(bounds, bounds[1:])]
+                self.ranged = True
                 # a few ranges in flight, the next handed out as each is collected: a big file's
                 # parsed ranges never pile up in memory when writing is slower than parsing
                 for _ in range(min(len(self.queued), IN_FLIGHT)):
