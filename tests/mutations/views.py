@@ -146,7 +146,10 @@ MUTATIONS: list[tuple] = [
     (M0063, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))",
      "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec)))"),
     (M0063, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))", ")"),
-    (M0063, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1"),
+    (M0063, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1",
+     "equivalent: rewritten only narrows which paths overwritten looks at: overwritten joins b.kind <> 'file' on the "
+     "exact path, so a path every arrival of which is a listing ('file') gets no overwrite_event with or without the "
+     "filter (and a hash shared by another path lets in rows the path join then drops)"),
     (M0063, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
     (M0063, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
     # --- spark_attempt_label, attempt_labels (0060): one name per attempt
