@@ -153,12 +153,19 @@ MUTATIONS: list[tuple] = [
     (M0060, "'stage ' || stage || '.' || coalesce(stage_attempt, 0)", "'stage ' || stage"),
     (M0060, "'(TID ' || tid || ')', 'on ' || host", "'(TID ' || tid || ')'"),
     (M0060, "WHERE attempt_id LIKE 'task %' AND attempt_id LIKE '%(TID %'", "WHERE attempt_id LIKE '%(TID %'",
-     "survives: a probe with an attempt id holding '(TID ' that is not Spark's 'task …' form (every probe's rows unchanged)"),
+     "equivalent: every attempt id holding '(TID ' that the product writes starts 'task ': the event log's and live "
+     "capture's 'task <index>.<attempt> in stage <s>.<a> (TID <n>)' (parsers/spark_events.py attempt_label, "
+     "commitsleuth/ingest/eventlog_fast.py's attempt_id), a Spark log's (parsers/messages.py spark_task, same words) and a caller "
+     "context's 'task attempt <n> in stage <s>.<a> (TID <n>)' (parsers/callers.py spark_attempt_label); MapReduce, Tez "
+     "and S3A ta= ids are attempt_…, and an executor thread's '(TID n)' is a thread, not an attempt id"),
     (M0060, "arg_max(host, (host IS NOT NULL)::INTEGER * 2 + (kind IN ('attempt_start', 'attempt_end'))::INTEGER) AS host",
-     "arg_max(host, (host IS NOT NULL)::INTEGER) AS host",
-     "survives: a case where one attempt's events name two hosts (its start's and another's), the label the start's (every probe's rows unchanged)"),
+     "arg_max(host, (host IS NOT NULL)::INTEGER) AS host"),
     (M0060, "CASE WHEN task_id LIKE '%.%' THEN TRY_CAST(split_part(task_id, '.', 2) AS INTEGER) END", "NULL",
-     "survives: a case naming an attempt by Spark's task id 'index.attempt' (1.0) whose attempt number the label shows (every probe's rows unchanged)"),
+     "equivalent: idx is coalesce(the index in the attempt id 'task <index>.<attempt> in stage …', this); every row named "
+     "here with a task id holding '.' comes from parsers/spark_events.py, commitsleuth/ingest/eventlog_fast.py or "
+     "parsers/messages.py spark_task, which write task_id '<stage>.<index>' beside that very attempt id, so the "
+     "regexp already gives the same index; a caller context's row (parsers/callers.py) has task_id 'TID <n>' and "
+     "no '.', and commit_denied rows (task_id '<stage>.<partition>') carry no attempt id, so are not named"),
     (M0060, "FROM named n JOIN per_tid p ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid = n.tid",
      "FROM named n JOIN per_tid p ON p.tid = n.tid"),
 ]
