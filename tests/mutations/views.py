@@ -86,8 +86,7 @@ MUTATIONS: list[tuple] = [
     (M0040, "WHERE a.kind IN ('attempt_end', 'attempt_start') AND a.stage_id", "WHERE a.kind IN ('attempt_end') AND a.stage_id"),
     (M0040, "coalesce(min(event_id) FILTER (WHERE kind = 'attempt_end'), min(event_id))", "min(event_id)"),
     # --- file_attempts (0040): which attempt wrote a file
-    (M0040, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\nstaged", "\n),\nstaged",
-     "survives: a probe holding a file event with an attempt id and a task id other than 'TID n' (every probe's rows unchanged)"),
+    (M0040, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\nstaged", "\n),\nstaged"),
     (M0040, "WHERE staging_uuid = '' OR staging_uuid = write_uuid", "WHERE true"),
     (M0040, "ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)", "ON x.write_location = s.location"),
     (M0040, "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id",
