@@ -63,8 +63,7 @@ MUTATIONS: list[tuple] = [
     (M0018, "arg_min(job_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS job_id", "arg_max(job_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS job_id"),
     (M0018, "arg_min(query_id, coalesce(ts, TIMESTAMP '9999-12-31')) AS execution_id", "NULL AS execution_id"),
     # --- partition_values (0040): values-only specs given key names
-    (M0040, "ON e.table_name IS NULL AND l.location = e.location", "ON false",
-     "survives: no case or row registers a partition by values only (an HMS audit add_partition naming the table) that no other source names with key names: every values-only spec in the probes is also known from a path, so partition_values' values-only rows change no finding (the table a location names)"),
+    (M0040, "ON e.table_name IS NULL AND l.location = e.location", "ON false"),
     (M0040, "lambda x: split_part(x, '=', 2)", "lambda x: x"),
     (M0040, "SELECT part_table, arg_max(cols, n) AS cols FROM (", "SELECT part_table, arg_min(cols, n) AS cols FROM ("),
     (M0040, "FROM events WHERE partition_spec LIKE '[%]' AND table_name IS NOT NULL", "FROM events WHERE false"),
