@@ -6,8 +6,8 @@ M0013 = "commitsleuth/migrations/0013_storage.sql"
 M0018 = "commitsleuth/migrations/0018_spark_attempts.sql"
 M0040 = "commitsleuth/migrations/0040_fact_model.sql"
 M0060 = "commitsleuth/migrations/0060_attempt_labels.sql"
-M0063 = "commitsleuth/migrations/0063_fates_any_delete.sql"
 M0064 = "commitsleuth/migrations/0064_loading_checks.sql"
+M0069 = "commitsleuth/migrations/0069_stage_labels_table_deletes.sql"
 
 MUTATIONS: list[tuple] = [
     # --- table_locations (0005): a table's location from lines naming both, or one thread naming each
@@ -102,68 +102,71 @@ MUTATIONS: list[tuple] = [
     (M0040, "AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))",
      "AND (a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))"),
     (M0040, "ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)", "ON a.app_id = h.app_id"),
-    (M0040, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", "",
-     "survives: a case with a retried stage (stage attempt 1) whose file names its stage attempt beside attempts of the first stage attempt of the same task (every probe's rows unchanged)"),
+    (M0040, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", ""),
     (M0040, "     AND 'TID ' || a.tid = f.task_id", ""),
     (M0040, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
     (M0040, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
     (M0040, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
-    # --- fate_keys (0040), file_fates_at (0063): what happened to each file later
-    (M0040, "WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL\n)", "WHERE kind IN ('dedup_remove') AND location IS NOT NULL\n)"),
-    (M0040, "SELECT a.alias || '|' || r.spec FROM removed r JOIN location_aliases a ON a.location = r.location", "SELECT NULL"),
-    (M0040, "SELECT a.location || '|' || r.spec FROM removed r JOIN location_aliases a ON a.alias = r.location", "SELECT NULL"),
-    (M0063, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
+    # --- fate_keys, file_fates_at (0069; of 0040 and 0063): what happened to each file later
+    (M0069, "WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL\n    UNION", "WHERE kind IN ('dedup_remove') AND location IS NOT NULL\n    UNION"),
+    # a table directory's delete (a file of the database's directory to its record)
+    (M0069, "    SEMI JOIN (SELECT DISTINCT location FROM events WHERE location IS NOT NULL) l ON l.location = d.dir\n", "    WHERE false\n"),
+    (M0069, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir = r.part_location || '/' || r.file_name", "      ON false"),
+    (M0069, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir", "      ON r.file_name IS NOT NULL AND t.dir"),
+    (M0069, "CASE WHEN t.dir IS NULL THEN r.file_name END AS file_name", "r.file_name AS file_name"),
+    (M0069, "     AND coalesce(r.detail->>'storage', '') <> 's3'\n", "\n"),
+    (M0069, "SELECT a.alias || '|' || r.spec FROM removed r JOIN location_aliases a ON a.location = r.location", "SELECT NULL"),
+    (M0069, "SELECT a.location || '|' || r.spec FROM removed r JOIN location_aliases a ON a.alias = r.location", "SELECT NULL"),
+    (M0069, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
      "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL"),
-    (M0063, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
+    (M0069, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
      "    WHERE e.kind IN ('rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp"),
-    (M0063, "      AND NOT (e.file_name LIKE '\\_%' ESCAPE '\\' OR e.file_name LIKE '.%')", ""),
-    (M0063, "      AND coalesce(e.status, 'ok') <> 'failed'\n      AND (keys IS NULL", "      AND (keys IS NULL"),
-    (M0063, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
+    (M0069, "      AND NOT (e.file_name LIKE '\\_%' ESCAPE '\\' OR e.file_name LIKE '.%')", ""),
+    (M0069, "      AND coalesce(e.status, 'ok') <> 'failed'\n      AND (keys IS NULL", "      AND (keys IS NULL"),
+    (M0069, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
      "      AND (keys IS NULL OR false"),
-    (M0063, "           OR list_contains(keys, e.location || '|*'))", "           OR false)",
-     "equivalent: CS103's keys are partition keys only, and in CS107 a partition whose files only a location-wide "
-     "key reaches (a removal naming no partition: <table>/_temporary, an S3 directory marker) has no removal of its "
-     "files (a removal of them names their partition, so fate_keys gives its key or its alias's), so it is never "
-     "all removed and gives no finding either way; a file naming no partition, which only that key reaches, is "
-     "kept out by both (partition_spec IS NOT NULL)"),
-    (M0063, "CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how",
+    (M0069, "           OR list_contains(keys, e.location || '|*'))", "           OR false)"),
+
+    (M0069, "CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how",
      "'deleted' AS how"),
-    (M0063, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
+    (M0069, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
      "    WHERE r.kind IN ('delete') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp"),
-    (M0063, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
+    (M0069, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
      "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL"),
-    (M0063, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "\n"),
-    (M0063, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "      AND NOT (r.file_name IS NULL)\n"),
-    (M0063, "coalesce(r.detail->>'storage', '') = 's3'", "r.detail->>'storage' = 's3'"),
-    (M0063, "ON r.location = a.location AND r.ts >= a.ts", "ON r.location = a.location"),
-    (M0063, "     AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)",
+    (M0069, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "\n"),
+    (M0069, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "      AND NOT (r.file_name IS NULL)\n"),
+    (M0069, "coalesce(r.detail->>'storage', '') = 's3'", "r.detail->>'storage' = 's3'"),
+    (M0069, "ON r.location = a.location AND r.ts >= a.ts", "ON r.location = a.location"),
+    (M0069, "     AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)",
      "     AND ((r.file_name = a.file_name)"),
-    (M0063, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))",
+    (M0069, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))",
      "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec)))"),
-    (M0063, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))", ")"),
-    (M0063, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1",
+    (M0069, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))", ")"),
+    (M0069, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1",
      "equivalent: rewritten only narrows which paths overwritten looks at: overwritten joins b.kind <> 'file' on the "
      "exact path, so a path every arrival of which is a listing ('file') gets no overwrite_event with or without the "
      "filter (and a hash shared by another path lets in rows the path join then drops)"),
-    (M0063, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
-    (M0063, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
-    # --- spark_attempt_label, attempt_labels (0060): one name per attempt
+    (M0069, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
+    (M0069, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
+    # --- spark_attempt_label (0060), attempt_labels (0069): one name per attempt (per TID and stage attempt)
     (M0060, "'stage ' || stage || '.' || coalesce(stage_attempt, 0)", "'stage ' || stage"),
     (M0060, "'(TID ' || tid || ')', 'on ' || host", "'(TID ' || tid || ')'"),
-    (M0060, "WHERE attempt_id LIKE 'task %' AND attempt_id LIKE '%(TID %'", "WHERE attempt_id LIKE '%(TID %'",
+    (M0069, "WHERE attempt_id LIKE 'task %' AND attempt_id LIKE '%(TID %'", "WHERE attempt_id LIKE '%(TID %'",
      "equivalent: every attempt id holding '(TID ' that the product writes starts 'task ': the event log's and live "
      "capture's 'task <index>.<attempt> in stage <s>.<a> (TID <n>)' (parsers/spark_events.py attempt_label, "
      "commitsleuth/ingest/eventlog_fast.py's attempt_id), a Spark log's (parsers/messages.py spark_task, same words) and a caller "
      "context's 'task attempt <n> in stage <s>.<a> (TID <n>)' (parsers/callers.py spark_attempt_label); MapReduce, Tez "
      "and S3A ta= ids are attempt_…, and an executor thread's '(TID n)' is a thread, not an attempt id"),
-    (M0060, "arg_max(host, (host IS NOT NULL)::INTEGER * 2 + (kind IN ('attempt_start', 'attempt_end'))::INTEGER) AS host",
+    (M0069, "arg_max(host, (host IS NOT NULL)::INTEGER * 2 + (kind IN ('attempt_start', 'attempt_end'))::INTEGER) AS host",
      "arg_max(host, (host IS NOT NULL)::INTEGER) AS host"),
-    (M0060, "CASE WHEN task_id LIKE '%.%' THEN TRY_CAST(split_part(task_id, '.', 2) AS INTEGER) END", "NULL",
+    (M0069, "CASE WHEN task_id LIKE '%.%' THEN TRY_CAST(split_part(task_id, '.', 2) AS INTEGER) END", "NULL",
      "equivalent: idx is coalesce(the index in the attempt id 'task <index>.<attempt> in stage …', this); every row named "
      "here with a task id holding '.' comes from parsers/spark_events.py, commitsleuth/ingest/eventlog_fast.py or "
      "parsers/messages.py spark_task, which write task_id '<stage>.<index>' beside that very attempt id, so the "
      "regexp already gives the same index; a caller context's row (parsers/callers.py) has task_id 'TID <n>' and "
      "no '.', and commit_denied rows (task_id '<stage>.<partition>') carry no attempt id, so are not named"),
-    (M0060, "FROM named n JOIN per_tid p ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid = n.tid",
-     "FROM named n JOIN per_tid p ON p.tid = n.tid"),
+    (M0069, "FROM named n JOIN per_tid p ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid_key = n.tid_key",
+     "FROM named n JOIN per_tid p ON p.tid_key = n.tid_key"),
+    (M0069, "regexp_extract(attempt_id, ' in stage (\\d+\\.\\d+) \\(TID (\\d+)\\)', ['stage', 'tid']) AS tid_key",
+     "regexp_extract(attempt_id, '\\(TID (\\d+)\\)', ['tid']) AS tid_key"),
 ]
