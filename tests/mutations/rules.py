@@ -53,8 +53,8 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "if row.get(\"job_id\"):", "if False:"),
     (STORAGE, "if storage == \"s3\" and version_id:", "if False:"),
     (STORAGE, "if storage == \"s3\":", "if False:"),
-    (STORAGE, "current = None  # not in Current: no checkpoint takes it", "pass",
-     "survives: no case trashes into a checkpoint directory of the trash (.Trash/<checkpoint>, not Current) and then empties the trash"),
+    (STORAGE, "current = None  # not in Current: no checkpoint takes it", "pass"),
+    (STORAGE, "current = root + trash[len(root):].split(\"/\", 1)[0] + \"/Current\"", "pass"),
     (STORAGE, "what = paths[0] if len(paths) == 1 else f\"{len(paths)} objects ({paths[0]}, …)\"", "what = paths[0]"),
     # --- forensics/file_attempts.py: a detector's file -> attempt ties (CS101, CS105, CS109)
     (FILE_ATTEMPTS, "    WHERE t.kind = 'spark_attempt'\n)", "\n)",
@@ -116,10 +116,8 @@ MUTATIONS: list[tuple] = [
     (TABLE_WRITERS, "if (loc, version) in commits and writer.execution:", "if writer.execution:",
      "equivalent: the one caller (CS202) looks up only the commits it asked for: a commit it did not ask for is never read"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
-    (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)",
-     "survives: no case or row with a file under a Hive -ext-NNNNN directory outside .hive-staging that a detector's temp-layer test must drop"),
-    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging",
-     "survives: no case or row with a file under a .spark-staging-<uuid> directory that a detector's temp-layer test must drop (paths.py marks most such files temp at ingest already)"),
+    (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
+    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
     (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
     (BASE, "            severity=row.get(\"severity\"),\n", ""),
 ]
