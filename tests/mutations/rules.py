@@ -10,10 +10,12 @@ TABLE_WRITERS = "forensics/table_writers.py"
 
 MUTATIONS: list[tuple] = [
     # --- forensics/paths.py: every path to (location, partition, file), at ingest
-    (PATHS, "prefix = \"s3a:\" + rest", "pass",
-     "survives: no case or row has an s3:// or s3n:// path (the rule makes them one store with s3a:// of the same bucket)"),
+    (PATHS, "prefix = \"s3a:\" + rest", "pass"),
     (PATHS, "if file_name.startswith((\"_tmp.\", \"_task_tmp.\", \".\")):", "if file_name.startswith((\"_tmp.\", \"_task_tmp.\")):",
-     "survives: no case or row has a dot-file (.name, a file, not a staging directory) in a final location, which the rule marks temp"),
+     "equivalent: it changes only PathInfo.temp, which nothing that reaches a store reads: enrich (ingest) never copies it "
+     "to the event, audit.table_files and parsers/lakehouse.py take only location, partition_spec, file_name, file_task, "
+     "file_attempt and write_uuid from resolve (grep '\\.temp\\b': only lakehouse.resolve_file, building another PathInfo); "
+     "the detectors' temp test is the store's is_temp and base.TEMP_LAYER over the path itself"),
     (PATHS, "return f\"{m['db']}.{m['table']}\".lower()", "return f\"{m['db']}.{m['table']}\""),
     (PATHS, "return f\"default.{m['table']}\".lower() if m else None", "return None"),
     (PATHS, "file_attempt=int(m[\"attempt\"]) if m[\"attempt\"] is not None else None,", "file_attempt=None,"),
@@ -58,7 +60,11 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "what = paths[0] if len(paths) == 1 else f\"{len(paths)} objects ({paths[0]}, …)\"", "what = paths[0]"),
     # --- forensics/file_attempts.py: a detector's file -> attempt ties (CS101, CS105, CS109)
     (FILE_ATTEMPTS, "    WHERE t.kind = 'spark_attempt'\n)", "\n)",
-     "survives: no probe where a file a finding names is tied to an attempt of another kind than spark_attempt"),
+     "equivalent: the CTE joins spark_task_attempts on a.event_id = t.attempt_event; the only ties of another kind "
+     "(hadoop_attempt, migration 0040's file_attempts) take as attempt_event an event whose attempt_id is a Hadoop attempt_… id, "
+     "and every spark_task_attempts row is an attempt_start/attempt_end with a stage_id and a task_id 's.i', which only the "
+     "Spark parsers write (parsers/messages.py spark task lines, spark_events.py attempt_label, eventlog_fast.py), always "
+     "with a Spark name 'task i.a in stage s.a (TID t)': the join already drops those ties"),
     (FILE_ATTEMPTS, "FILTER (WHERE fa.who IS NOT NULL)", ""),
     (FILE_ATTEMPTS, "\"speculative\" if a.get(\"speculative\") else \"not speculative\"", "\"not speculative\""),
     (FILE_ATTEMPTS, "\"inferred from times\" if a.get(\"tie\") == \"inferred\" else None", "None"),
@@ -97,12 +103,9 @@ MUTATIONS: list[tuple] = [
     # --- forensics/remedies.py: the cause and remedy that fit the engine and writer
     (REMEDIES, "committed = any(o.get(\"rule\") in (\"spark_part\", \"spark_staging\", \"hadoop_attempt\") for o in spark)", "committed = False",
      "survives: no probe checks the remedy wording of a finding whose file was committed by a Spark or Hadoop committer rule"),
-    (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:",
-     "survives: no case or row whose finding names a Tez attempt (or org.apache.tez) and checks its remedy"),
-    (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",
-     "survives: no case or row with Hive's RCFile merge (RCFileMergeMapper) in its evidence"),
-    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",
-     "survives: no probe checks the cause's wording of a finding whose attempts did not all finish (killed or failed), which this sentence adds"),
+    (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:",),
+    (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",),
+    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",),
     # --- forensics/table_writers.py: who wrote a table's files (CS201, CS202) and commits (CS202)
     (TABLE_WRITERS, "return {f: next(iter(w.values())) for f, w in found.items() if len(w) == 1}",
      "return {f: next(iter(w.values())) for f, w in found.items() if w}"),
