@@ -19,7 +19,10 @@ MUTATIONS: list[tuple] = [
     (PATHS, "return f\"{m['db']}.{m['table']}\".lower()", "return f\"{m['db']}.{m['table']}\""),
     (PATHS, "return f\"default.{m['table']}\".lower() if m else None", "return None"),
     (PATHS, "file_attempt=int(m[\"attempt\"]) if m[\"attempt\"] is not None else None,", "file_attempt=None,"),
-    (PATHS, "            parts = []  # a k=v segment in the middle of a path is not a partition\n", "            pass\n"),
+    # (round 7: the mid-path k=v rule now also keeps the segment in the location; its one
+    # mutation, 'parts = []' -> pass, became these two)
+    (PATHS, "mid, parts = parts, []  # a k=v segment in the middle of a path is not a partition", "mid = []"),
+    (PATHS, "            kept.extend(mid)\n", "            pass\n"),
     (PATHS, "kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>", "pass"),
     (PATHS, "after_temporary = seg == \"_temporary\"", "after_temporary = False"),
     (PATHS, "        if _UNION_SUBDIR.match(seg):\n            continue", "        if False:\n            continue"),
