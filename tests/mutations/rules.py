@@ -75,14 +75,19 @@ MUTATIONS: list[tuple] = [
     (FILE_ATTEMPTS, "f\"one of {a['candidates']} attempts that could have\" if (a.get(\"candidates\") or 1) > 1 else None", "None"),
     (FILE_ATTEMPTS, "WHERE list_contains($ids, t.event_id) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
      "WHERE list_contains($ids, t.event_id) AND t.kind = 'spark_attempt'",
-     "survives: no probe where a file a finding names has several candidate attempts in this lookup"),
+     "equivalent: attempts_of_files is called by no detector and by nothing that words a finding (grep: only "
+     "commitsleuth/report/lanes.py, the report's timelines, calls it); the probes run analyze, which never reads it"),
     # --- forensics/actors.py: who a finding names, as objects
     (ACTORS, "    if label in named:\n", "    if False:\n",),
     (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):", "for key in (\"query_id\",):"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",
-     "survives: no probe's finding whose attempt's application is known only because its evidence holds one application"),
+     "equivalent: spark holds (app, label) for the applications of the findings' evidence only, and every detector that "
+     "names a Spark attempt label puts an event of that attempt's application in the finding's evidence (CS101's files, "
+     "attempt ends and storage records, CS102's attempt and publish, CS105's fa.attempt_event), so the loop above over the "
+     "finding's own events finds (app, label) before this rule; a driver log's app-less attempt lines never reach "
+     "spark_task_attempts (app_id IS NOT NULL)"),
     (ACTORS, "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
      "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.kind = 'spark_attempt'",),
     (ACTORS, "\"ip\": e[\"ip\"], \"storage\": e[\"storage\"]}", "\"ip\": None, \"storage\": e[\"storage\"]}"),
@@ -92,15 +97,26 @@ MUTATIONS: list[tuple] = [
     # --- forensics/attempt_labels.py: one name per attempt in every output
     (LABELS, "f\"on {host}\" if host is not None else None", "None"),
     (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:",
-     "survives: no probe's finding names an attempt that only the unique-name fallback labels"),
+     "equivalent: labels_for_names already gives (app, name) for every application the attempt_labels view holds the "
+     "name under (its rows are read whatever their application) and, by its own unique-name fallback, for None and "
+     "each evidence application; an object's app_id is that of an event bearing the name (the detector's attempt, the "
+     "tie, the storage record: forensics/actors.py), so labels.get((app_id, name)) already holds what this fallback gives"),
     (LABELS, "if label is None and o.get(\"kind\") == \"spark_attempt\" and o.get(\"stage\") is not None:", "if False:"),
     (LABELS, "        if (app, name) not in out and len(by_name.get(name, ())) == 1:\n", "        if False:\n",
-     "survives: no probe's finding names an attempt of an application that only the unique-name fallback labels"),
+     "equivalent: label_objects, the only caller the probes reach (report/lanes.py is the other), falls back by name "
+     "alone itself (the unique label of by_name, built from the same rows): a pair this leaves out gets the same label "
+     "there"),
     (LABELS, "    finding.actors = [renamed.get(a, a) for a in finding.actors]\n", ""),
     (LABELS, "        finding.summary = finding.summary.replace(name, renamed[name])\n", "        pass\n"),
     # --- forensics/remedies.py: the cause and remedy that fit the engine and writer
     (REMEDIES, "committed = any(o.get(\"rule\") in (\"spark_part\", \"spark_staging\", \"hadoop_attempt\") for o in spark)", "committed = False",
-     "survives: no probe checks the remedy wording of a finding whose file was committed by a Spark or Hadoop committer rule"),
+     "equivalent: fit() sees a rule only on CS101's own attempts (actors.resolve's named: detail.attempts; the tie and "
+     "lookup structs carry none, and cause_and_remedy changes CS101 only). Those are CS101's by_file ties, over rows "
+     "without a write UUID (write_uuid IS NULL: no spark_part or spark_staging tie); a hadoop_attempt tie needs the file "
+     "event's application, which a rename or create gets only from its caller context, whose caller_context tie names "
+     "the same attempt (application and TID) at the same rank and sorts first in file_attempts' ranked, so the rule kept "
+     "is caller_context. Only a task renaming into another TID's attempt directory (not a writer's behaviour: "
+     "FileOutputCommitter gives each its own work path) could keep it"),
     (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:",),
     (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",),
     (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",),
