@@ -38,7 +38,10 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename', 'delete') AND NOT is_temp"),
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('rename') AND NOT is_temp"),
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename')"),
-    (STORAGE, "GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)", "GROUP BY coalesce(target_path, path)"),
+    # (round 7: the mutant dropped the key from GROUP BY only and no longer ran - the SELECT names it;
+    # the same condition, dropped from both)
+    (STORAGE, "coalesce(app_id, job_id) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(app_id, job_id), coalesce(target_path, path)",
+     "any_value(coalesce(app_id, job_id)) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(target_path, path)"),
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
     (STORAGE, "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND", "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
     (STORAGE, "AND kind = 'delete' AND", "AND"),
