@@ -78,8 +78,7 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
             continue
         if _UNION_SUBDIR.match(seg):
             continue  # HIVE_UNION_SUBDIR_N (UNION ALL on Tez) sits inside the table or partition
-        if parts:
-            parts = []  # a k=v segment in the middle of a path is not a partition
+        mid, parts = parts, []  # a k=v segment in the middle of a path is not a partition
         ext = _HIVE_EXT.match(seg)
         if ext:
             temp = temp or seg != ext.group(1)
@@ -93,6 +92,8 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
             temp = True
             after_temporary = seg == "_temporary"
             continue
+        if not _HIVE_STAGING.match(seg):  # before a plain directory it names the location (s3a://b/env=prod/w/t)
+            kept.extend(mid)
         kept.append(seg)
     # A peeled Hive scratch ext dir stays as the location: it is where the job publishes.
     location = prefix + "/" + "/".join(kept) if kept or prefix else None

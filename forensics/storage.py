@@ -77,7 +77,11 @@ def recovery(con, ts, trash: str | None, storage: str, version_id: str | None = 
         if storage == "s3":
             return False, "deleted on S3 (no trash: only a versioned bucket keeps it)"
         return False, "deleted, not moved to the trash: not recoverable from it"
-    current = trash[: trash.index("/.Trash/") + len("/.Trash/")] + "Current"
+    root = trash[: trash.index("/.Trash/") + len("/.Trash/")]
+    current = root + "Current"
+    if not trash.startswith(current + "/"):
+        # an encryption zone's (or a snapshottable directory's) trash is <dir>/.Trash/<user>/Current
+        current = root + trash[len(root):].split("/", 1)[0] + "/Current"
     if not trash.startswith(current + "/"):
         current = None  # not in Current: no checkpoint takes it
     row = con.execute(EMPTIED_SQL, {"ts": ts, "trash": trash, "current": current}).fetchone()

@@ -5,7 +5,9 @@ A case gives ``scenario:`` (a shared fixture in cases/scenarios/, which ``replac
 (canonical event dicts, for scenarios whose lines no parser reads yet; enriched like ingest
 does, then written with Store.write_events); ``{root}`` in either stands for the directory the
 files are written to. ``expect`` lists the detector's findings in report
-order; evidence is ``file:line`` for files and ``events:N`` (1-based) for the case's events.
+order; evidence is ``file:line`` for files and ``events:N`` (1-based) for the case's events;
+``remedy`` and ``explanation`` are text the finding's remedy and cause must hold; ``objects``
+lists, per actor in order, keys its actor object must have with those values.
 ``facts`` (optional) gives rows the fact model must hold for the case, by view (``partitions``,
 ``file_lineage``, ``attempts``, ``spark_attempts``): each a list of rows, every row naming the
 same columns; the view's rows projected on those columns, sorted, must equal them exactly.
@@ -150,6 +152,14 @@ def check(store: Store, logs: Path, labels: dict[int, str], case: dict, findings
                 for e in evidence(store, f.evidence)
             ]
             assert where == exp["evidence"]
+        # the cause and remedy fitted to the finding's engine and writer (forensics/remedies.py)
+        for key in ("remedy", "explanation"):
+            if key in exp:
+                assert exp[key] in (getattr(f, key) or ""), (key, getattr(f, key))
+        # who the finding names, as objects (forensics/actors.py): each given key of each actor's
+        for i, want in enumerate(exp.get("objects") or []):
+            got = (f.actor_objects or [])[i] if i < len(f.actor_objects or []) else {}
+            assert {k: _plain(got.get(k)) for k in want} == want, ("objects", i, got)
         assert f.remedy and f.explanation
 
 

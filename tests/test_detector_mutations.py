@@ -22,6 +22,7 @@ from commitsleuth.forensics.actors import actor_objects
 from commitsleuth.forensics.analyze import ordered, prepared
 from commitsleuth.forensics.attempt_labels import relabel
 from commitsleuth.forensics.detectors import DETECTORS
+from commitsleuth.forensics.remedies import fit_findings
 from commitsleuth.store import Store
 
 from test_detector_cases import cases_of, check, load_case
@@ -263,9 +264,12 @@ def _kills(code: str, stores: list, first: bool = False) -> list[str]:
 
 def _labelled(store, findings: list) -> list:
     """The findings with their attempts named as analyze names them (one label per attempt,
-    issue 32), which the cases expect."""
+    issue 32), their actor objects and their fitted cause and remedy (analyze's finish), which
+    the cases expect."""
     for f, objects in zip(findings, actor_objects(store.con, findings)):
+        f.actor_objects = objects
         relabel(f, objects)
+    fit_findings(store.con, findings)
     return findings
 
 

@@ -10,14 +10,19 @@ TABLE_WRITERS = "forensics/table_writers.py"
 
 MUTATIONS: list[tuple] = [
     # --- forensics/paths.py: every path to (location, partition, file), at ingest
-    (PATHS, "prefix = \"s3a:\" + rest", "pass",
-     "survives: no case or row has an s3:// or s3n:// path (the rule makes them one store with s3a:// of the same bucket)"),
+    (PATHS, "prefix = \"s3a:\" + rest", "pass"),
     (PATHS, "if file_name.startswith((\"_tmp.\", \"_task_tmp.\", \".\")):", "if file_name.startswith((\"_tmp.\", \"_task_tmp.\")):",
-     "survives: no case or row has a dot-file (.name, a file, not a staging directory) in a final location, which the rule marks temp"),
+     "equivalent: it changes only PathInfo.temp, which nothing that reaches a store reads: enrich (ingest) never copies it "
+     "to the event, audit.table_files and parsers/lakehouse.py take only location, partition_spec, file_name, file_task, "
+     "file_attempt and write_uuid from resolve (grep '\\.temp\\b': only lakehouse.resolve_file, building another PathInfo); "
+     "the detectors' temp test is the store's is_temp and base.TEMP_LAYER over the path itself"),
     (PATHS, "return f\"{m['db']}.{m['table']}\".lower()", "return f\"{m['db']}.{m['table']}\""),
     (PATHS, "return f\"default.{m['table']}\".lower() if m else None", "return None"),
     (PATHS, "file_attempt=int(m[\"attempt\"]) if m[\"attempt\"] is not None else None,", "file_attempt=None,"),
-    (PATHS, "            parts = []  # a k=v segment in the middle of a path is not a partition\n", "            pass\n"),
+    # (round 7: the mid-path k=v rule now also keeps the segment in the location; its one
+    # mutation, 'parts = []' -> pass, became these two)
+    (PATHS, "mid, parts = parts, []  # a k=v segment in the middle of a path is not a partition", "mid = []"),
+    (PATHS, "            kept.extend(mid)\n", "            pass\n"),
     (PATHS, "kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>", "pass"),
     (PATHS, "after_temporary = seg == \"_temporary\"", "after_temporary = False"),
     (PATHS, "        if _UNION_SUBDIR.match(seg):\n            continue", "        if False:\n            continue"),
@@ -33,7 +38,10 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename', 'delete') AND NOT is_temp"),
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('rename') AND NOT is_temp"),
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename')"),
-    (STORAGE, "GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)", "GROUP BY coalesce(target_path, path)"),
+    # (round 7: the mutant dropped the key from GROUP BY only and no longer ran - the SELECT names it;
+    # the same condition, dropped from both)
+    (STORAGE, "coalesce(app_id, job_id) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(app_id, job_id), coalesce(target_path, path)",
+     "any_value(coalesce(app_id, job_id)) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(target_path, path)"),
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
     (STORAGE, "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND", "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
     (STORAGE, "AND kind = 'delete' AND", "AND"),
@@ -53,12 +61,16 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "if row.get(\"job_id\"):", "if False:"),
     (STORAGE, "if storage == \"s3\" and version_id:", "if False:"),
     (STORAGE, "if storage == \"s3\":", "if False:"),
-    (STORAGE, "current = None  # not in Current: no checkpoint takes it", "pass",
-     "survives: no case trashes into a checkpoint directory of the trash (.Trash/<checkpoint>, not Current) and then empties the trash"),
+    (STORAGE, "current = None  # not in Current: no checkpoint takes it", "pass"),
+    (STORAGE, "current = root + trash[len(root):].split(\"/\", 1)[0] + \"/Current\"", "pass"),
     (STORAGE, "what = paths[0] if len(paths) == 1 else f\"{len(paths)} objects ({paths[0]}, …)\"", "what = paths[0]"),
     # --- forensics/file_attempts.py: a detector's file -> attempt ties (CS101, CS105, CS109)
     (FILE_ATTEMPTS, "    WHERE t.kind = 'spark_attempt'\n)", "\n)",
-     "survives: no probe where a file a finding names is tied to an attempt of another kind than spark_attempt"),
+     "equivalent: the CTE joins spark_task_attempts on a.event_id = t.attempt_event; the only ties of another kind "
+     "(hadoop_attempt, migration 0040's file_attempts) take as attempt_event an event whose attempt_id is a Hadoop attempt_… id, "
+     "and every spark_task_attempts row is an attempt_start/attempt_end with a stage_id and a task_id 's.i', which only the "
+     "Spark parsers write (parsers/messages.py spark task lines, spark_events.py attempt_label, eventlog_fast.py), always "
+     "with a Spark name 'task i.a in stage s.a (TID t)': the join already drops those ties"),
     (FILE_ATTEMPTS, "FILTER (WHERE fa.who IS NOT NULL)", ""),
     (FILE_ATTEMPTS, "\"speculative\" if a.get(\"speculative\") else \"not speculative\"", "\"not speculative\""),
     (FILE_ATTEMPTS, "\"inferred from times\" if a.get(\"tie\") == \"inferred\" else None", "None"),
@@ -66,43 +78,51 @@ MUTATIONS: list[tuple] = [
     (FILE_ATTEMPTS, "f\"one of {a['candidates']} attempts that could have\" if (a.get(\"candidates\") or 1) > 1 else None", "None"),
     (FILE_ATTEMPTS, "WHERE list_contains($ids, t.event_id) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
      "WHERE list_contains($ids, t.event_id) AND t.kind = 'spark_attempt'",
-     "survives: no probe where a file a finding names has several candidate attempts in this lookup"),
+     "equivalent: attempts_of_files is called by no detector and by nothing that words a finding (grep: only "
+     "commitsleuth/report/lanes.py, the report's timelines, calls it); the probes run analyze, which never reads it"),
     # --- forensics/actors.py: who a finding names, as objects
-    (ACTORS, "    if label in named:\n", "    if False:\n",
-     "survives: every attempt a detector names in the probes is also found, with the same fields, from the finding's evidence events or its application's Spark attempts; a case needs a named attempt whose events are not in the evidence"),
+    (ACTORS, "    if label in named:\n", "    if False:\n",),
     (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):", "for key in (\"query_id\",):"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
-    (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",
-     "survives: every attempt a caller context names in the probes' findings is also found, with the same fields, by another rule (the detector's own naming or its application's Spark attempts); a case needs a caller context's attempt only the tie names"),
+    (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",
-     "survives: no probe's finding whose attempt's application is known only because its evidence holds one application"),
+     "equivalent: spark holds (app, label) for the applications of the findings' evidence only, and every detector that "
+     "names a Spark attempt label puts an event of that attempt's application in the finding's evidence (CS101's files, "
+     "attempt ends and storage records, CS102's attempt and publish, CS105's fa.attempt_event), so the loop above over the "
+     "finding's own events finds (app, label) before this rule; a driver log's app-less attempt lines never reach "
+     "spark_task_attempts (app_id IS NOT NULL)"),
     (ACTORS, "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
-     "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.kind = 'spark_attempt'",
-     "survives: no probe's finding whose evidence file has several candidate attempts in the actors' lookup"),
+     "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.kind = 'spark_attempt'",),
     (ACTORS, "\"ip\": e[\"ip\"], \"storage\": e[\"storage\"]}", "\"ip\": None, \"storage\": e[\"storage\"]}"),
-    (ACTORS, "AND q.thread = e.thread AND q.ts <= e.ts", "AND q.ts <= e.ts",
-     "survives: no probe where a finding's evidence line would take another thread's earlier query of the same log"),
-    (ACTORS, "if label.startswith(\"attempt_\") and \"attempt_no\" in attempt_fields(label):", "if False:",
-     "survives: no probe's finding names a Hadoop attempt_… whose attempt number only this rule fills"),
+    (ACTORS, "AND q.thread = e.thread AND q.ts <= e.ts", "AND q.ts <= e.ts",),
+    (ACTORS, "if label.startswith(\"attempt_\") and \"attempt_no\" in attempt_fields(label):", "if False:",),
     (ACTORS, "            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number\n", "            if False:\n"),
     # --- forensics/attempt_labels.py: one name per attempt in every output
     (LABELS, "f\"on {host}\" if host is not None else None", "None"),
     (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:",
-     "survives: no probe's finding names an attempt that only the unique-name fallback labels"),
+     "equivalent: labels_for_names already gives (app, name) for every application the attempt_labels view holds the "
+     "name under (its rows are read whatever their application) and, by its own unique-name fallback, for None and "
+     "each evidence application; an object's app_id is that of an event bearing the name (the detector's attempt, the "
+     "tie, the storage record: forensics/actors.py), so labels.get((app_id, name)) already holds what this fallback gives"),
     (LABELS, "if label is None and o.get(\"kind\") == \"spark_attempt\" and o.get(\"stage\") is not None:", "if False:"),
     (LABELS, "        if (app, name) not in out and len(by_name.get(name, ())) == 1:\n", "        if False:\n",
-     "survives: no probe's finding names an attempt of an application that only the unique-name fallback labels"),
+     "equivalent: label_objects, the only caller the probes reach (report/lanes.py is the other), falls back by name "
+     "alone itself (the unique label of by_name, built from the same rows): a pair this leaves out gets the same label "
+     "there"),
     (LABELS, "    finding.actors = [renamed.get(a, a) for a in finding.actors]\n", ""),
     (LABELS, "        finding.summary = finding.summary.replace(name, renamed[name])\n", "        pass\n"),
     # --- forensics/remedies.py: the cause and remedy that fit the engine and writer
     (REMEDIES, "committed = any(o.get(\"rule\") in (\"spark_part\", \"spark_staging\", \"hadoop_attempt\") for o in spark)", "committed = False",
-     "survives: no probe checks the remedy wording of a finding whose file was committed by a Spark or Hadoop committer rule"),
-    (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:",
-     "survives: no case or row whose finding names a Tez attempt (or org.apache.tez) and checks its remedy"),
-    (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",
-     "survives: no case or row with Hive's RCFile merge (RCFileMergeMapper) in its evidence"),
-    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",
-     "survives: no probe checks the cause's wording of a finding whose attempts did not all finish (killed or failed), which this sentence adds"),
+     "equivalent: fit() sees a rule only on CS101's own attempts (actors.resolve's named: detail.attempts; the tie and "
+     "lookup structs carry none, and cause_and_remedy changes CS101 only). Those are CS101's by_file ties, over rows "
+     "without a write UUID (write_uuid IS NULL: no spark_part or spark_staging tie); a hadoop_attempt tie needs the file "
+     "event's application, which a rename or create gets only from its caller context, whose caller_context tie names "
+     "the same attempt (application and TID) at the same rank and sorts first in file_attempts' ranked, so the rule kept "
+     "is caller_context. Only a task renaming into another TID's attempt directory (not a writer's behaviour: "
+     "FileOutputCommitter gives each its own work path) could keep it"),
+    (REMEDIES, "if any(_TEZ_ATTEMPT.fullmatch(n) for n in names) or \"org.apache.tez\" in text or \"TezChild\" in text:", "if False:",),
+    (REMEDIES, "    if \"RCFileMergeMapper\" in text:\n", "    if False:\n",),
+    (REMEDIES, "    if fitted.ended_badly and cause:\n", "    if False:\n",),
     # --- forensics/table_writers.py: who wrote a table's files (CS201, CS202) and commits (CS202)
     (TABLE_WRITERS, "return {f: next(iter(w.values())) for f, w in found.items() if len(w) == 1}",
      "return {f: next(iter(w.values())) for f, w in found.items() if w}"),
@@ -116,10 +136,8 @@ MUTATIONS: list[tuple] = [
     (TABLE_WRITERS, "if (loc, version) in commits and writer.execution:", "if writer.execution:",
      "equivalent: the one caller (CS202) looks up only the commits it asked for: a commit it did not ask for is never read"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
-    (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)",
-     "survives: no case or row with a file under a Hive -ext-NNNNN directory outside .hive-staging that a detector's temp-layer test must drop"),
-    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging",
-     "survives: no case or row with a file under a .spark-staging-<uuid> directory that a detector's temp-layer test must drop (paths.py marks most such files temp at ingest already)"),
+    (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
+    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
     (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
     (BASE, "            severity=row.get(\"severity\"),\n", ""),
 ]
