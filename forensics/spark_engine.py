@@ -455,30 +455,102 @@ def shuffle_partitions(spark, directory: str) -> int:
     return max(spark.sparkContext.defaultParallelism, -(-size // SHUFFLE_BYTES))
 
 
+def kept_views(reads: Counter) -> set[str]:
+    """The views register computes once (of view_reads' counts): each named twice or more, and
+    each a kept view reads (inlining it there saves nothing: its reader is computed once anyway,
+    and kept it has a size the planner can see, see register)."""
+    defined = dict(view_sql())
+    kept = {name for name, n in reads.items() if n >= 2 and name not in UNREAD_VIEWS}
+    for name, sql in reversed(view_sql()):  # readers come after what they read
+        if name in kept:
+            kept |= {t.name for t in sqlglot.parse_one(sql, read="spark").find_all(exp.Table)
+                     if t.name in reads and t.name in defined and t.name not in UNREAD_VIEWS and t.name != name}
+    return kept
+
+
+def _rdd_bytes(spark, frame) -> int | None:
+    """What a localCheckpoint-ed frame's blocks take (memory and disk), from the block manager:
+    no job. None when the blocks are not listed."""
+    rdd_id = frame._jdf.queryExecution().analyzed().rdd().id()
+    for info in spark.sparkContext._jsc.sc().getRDDStorageInfo():
+        if info.id() == rdd_id:
+            return info.memSize() + info.diskSize()
+    return None
+
+
+def _small(spark, frame) -> bool:
+    """Whether a localCheckpoint-ed view's blocks fit ``spark.sql.autoBroadcastJoinThreshold``.
+    Spark sizes a checkpointed view by its plan's estimate (a GROUP BY over every event is as
+    big as the events), so the joins of the events with table_locations, location_aliases or
+    partition_values shuffled and sorted every event's whole row (thrice for partition_events,
+    the rows with a NULL key all in one task); a view this small is hinted ``broadcast``."""
+    limit = spark._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold()
+    size = _rdd_bytes(spark, frame)
+    return limit > 0 and size is not None and size <= limit
+
+
+def broadcast_derived(sql: str, small: set[str]) -> str:
+    """``sql`` with a ``BROADCAST`` hint on each joined CTE or subquery that only filters,
+    projects or aggregates one view of ``small`` (views hinted ``broadcast``): at most as big as
+    it, but a view's hint does not reach through a GROUP BY (partition_events' ``loc_tables``,
+    ``SELECT location, min(table_name) FROM table_locations GROUP BY location``)."""
+    if not small:
+        return sql
+    tree = sqlglot.parse_one(sql, read="spark")
+    ctes = {c.alias: c.this for c in tree.find_all(exp.CTE)}
+
+    def over_small(node) -> bool:
+        if not isinstance(node, exp.Select) or node.args.get("joins") or node.find(exp.Explode, exp.Lateral):
+            return False
+        source = (node.args.get("from") or node.args.get("from_")).this
+        return isinstance(source, exp.Table) and source.name in small and source.name not in ctes
+    changed = False
+    for join in tree.find_all(exp.Join):
+        right = join.this
+        body = right.this if isinstance(right, exp.Subquery) else ctes.get(right.name) if isinstance(right, exp.Table) else None
+        if body is None or not over_small(body) or (join.args.get("side") or "").upper() in ("RIGHT", "FULL"):
+            continue
+        select = join.parent_select
+        hint = select.args.get("hint") or exp.Hint(expressions=[])
+        hint.append("expressions", exp.Anonymous(this="BROADCAST", expressions=[exp.to_identifier(right.alias_or_name)]))
+        select.set("hint", hint)
+        changed = True
+    return _Spark().generate(tree) if changed else sql
+
+
 def register(spark, directory: str, views=None, storage=None) -> list:
     """Temp views over the Parquet: the tables, then the fact model views (only ``views``, in
     their order of creation, when named: a view no detector of the run reads costs a job).
 
     Each view is computed once (``localCheckpoint``, kept at ``storage``, a pyspark StorageLevel;
     Spark's default is rows as objects in memory, spilled to disk). With ``views`` as a Counter
-    (view_reads) a view named once is left a plan its one reader inlines, its input pruned to
-    what that reader takes. Returns the checkpointed frames (``unpersist`` them when done)."""
+    (view_reads) only kept_views are computed once; a view named once by a detector is left a
+    plan its one reader inlines, its input pruned to what that reader takes. A kept view whose
+    blocks fit ``spark.sql.autoBroadcastJoinThreshold`` is hinted ``broadcast`` (_small).
+    Returns the checkpointed frames (``unpersist`` them when done)."""
     kept = []
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
     for table in TABLES:
         spark.read.parquet(f"{directory}/{table}").createOrReplaceTempView(table)
+    keep = kept_views(views) if isinstance(views, Counter) else None
+    small: set[str] = set()
     for name, sql in view_sql():
         if views is not None and name not in views:
             continue
-        frame = spark.sql(sql)
-        if name not in UNREAD_VIEWS and not (isinstance(views, Counter) and views[name] < 2):
+        frame, t0 = spark.sql(broadcast_derived(sql, small)), time.perf_counter()
+        if name not in UNREAD_VIEWS and (keep is None or name in keep):
             # computed once: a view is inlined into every plan that reads it, and Catalyst's
             # analyzer and optimizer spend minutes (or the heap: a cached view's plan stays whole)
             # on the plans of views over views (file_attempts reads spark_task_attempts five
             # times) that are milliseconds of work
             frame = frame.localCheckpoint(storageLevel=storage)
             kept.append(frame)
+            if _small(spark, frame):
+                frame = frame.hint("broadcast")
+                small.add(name)
+            log.debug("view %s kept%s in %.2f s", name, " (broadcast)" if name in small else "",
+                      time.perf_counter() - t0)
         frame.createOrReplaceTempView(name)
     return kept
 

@@ -97,13 +97,23 @@ def test_views_named_once_are_plans_and_shuffles_fit_the_data(spark, tmp_path):
         parquet = spark_engine.export_parquet(store, tmp_path / "pq")
     session = spark.newSession()
     session.conf.unset("spark.sql.shuffle.partitions")  # the fixture's 2: Spark's 200 now
+    # below the events' Parquet: Spark's own estimates broadcast nothing the events feed
+    session.conf.set("spark.sql.autoBroadcastJoinThreshold", "2048")
     kept = spark_engine.prepare(session, parquet, [cs103])
 
     def plan(name):
-        return session.table(name)._jdf.queryExecution().analyzed().toString().splitlines()[:3]
+        return session.table(name)._jdf.queryExecution().analyzed().toString().splitlines()[:4]  # a hint is a line
     assert any("LogicalRDD" in line for line in plan("partition_events"))
     assert not any("LogicalRDD" in line for line in plan("loading_steps"))
-    assert len(kept) == sum(1 for n in reads if reads[n] >= 2)
+    # named once, but by partition_events, which is kept: kept too (a size the planner sees)
+    assert reads["partition_values"] == 1 and any("LogicalRDD" in line for line in plan("partition_values"))
+    assert len(kept) == len(spark_engine.kept_views(reads)) > sum(1 for n in reads if reads[n] >= 2)
+    # the small views are broadcast: partition_events' joins shuffle no event
+    small = {n for n in spark_engine.kept_views(reads) if any("ResolvedHint" in line for line in plan(n))}
+    assert {"table_locations", "location_aliases", "partition_values"} <= small
+    sql = spark_engine.broadcast_derived(dict(spark_engine.view_sql())["partition_events"], small)
+    joins = session.sql(sql)._jdf.queryExecution().executedPlan().toString()
+    assert "BroadcastHashJoin" in joins and "SortMergeJoin" not in joins
     assert int(session.conf.get("spark.sql.shuffle.partitions")) == spark.sparkContext.defaultParallelism
     for frame in kept:
         frame.unpersist()
