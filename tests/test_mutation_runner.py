@@ -19,10 +19,12 @@ import commitsleuth.forensics.analyze as analyze_mod
 from mutation_coverage import (MUTATIONS, _cache_only, all_probes, apply_python, fingerprint, kills,
                                load_probes, plain_fails, reach, relevant, view_order)
 
-# (id fragment, killed by CS107's cases?): killed and surviving ones of each kind
+# (id fragment, killed by CS107's cases?): killed and surviving ones of each kind (None: either)
 CHOSEN = (
     ("metastore_mismatch.py: return storage.annotate(con, findings) -> return findings", True),
-    ("metastore_mismatch.py: JOIN reg r ON r.pkey = d.pkey AND r.part_spec = d.part_spec AND d.ts >…8c3352 -> JOIN reg r ON r.part_spec", False),
+    ("metastore_mismatch.py: JOIN reg r ON r.pkey = d.pkey AND r.part_spec = d.part_spec AND d.ts >…8c3352 -> JOIN reg r ON r.part_spec", True),
+    # no listed survivor is left: one listed equivalent is the mutation no probe may fail
+    ("metastore_mismatch.py: AND x.kind = 'partition_drop' AND x.ts < d.ts -> AND x.kind = 'partition_drop'", False),
     ("storage.py: AND c.ts <= d.ts) -> )", None),
     ("0013_storage.sql: LEFT JOIN location_aliases al ON al.alias = k.raw_location -> ", None),
     ("0013_storage.sql: FROM locs l JOIN named n ON n.bare = l.location", None),
