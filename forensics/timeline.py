@@ -168,18 +168,9 @@ keyed AS (
     LEFT JOIN tl ON e.location IS NULL AND tl.table_name = e.table_name
     LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location
 ),
-specs AS (  -- partition_values, for the part tables of the values-only specs met above only
-    SELECT DISTINCT coalesce(e.table_name, l.table_name) AS part_table, e.partition_spec
-    FROM (SELECT * FROM events WHERE partition_spec LIKE '%=%' AND $values_only
-            AND (list_contains($pv_tables::VARCHAR[], table_name)
-                 OR (table_name IS NULL AND list_contains($pv_locations::VARCHAR[], location)))) e
-    LEFT JOIN loc_tables l ON e.table_name IS NULL AND l.location = e.location
-),
-pv AS (
-    SELECT part_table, partition_spec,
-           '[' || array_to_string(list_transform(string_split(partition_spec, '/'),
-                                                 lambda x: split_part(x, '=', 2)), ',') || ']' AS vals
-    FROM specs WHERE part_table IS NOT NULL
+pv AS (  -- partition_values itself (its key names for values-only specs), only when one is met above
+    SELECT part_table, partition_spec, vals FROM partition_values
+    WHERE $values_only AND list_contains($pv_tables::VARCHAR[], part_table)
 ),
 e AS (
     SELECT k.*, coalesce(al.location, k.raw_location) AS part_location,
@@ -236,13 +227,12 @@ def timeline_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
     maps.read(pv_tables)
     pv_at = {maps.location_of[t] for t in pv_tables if maps.location_of.get(t)}
     maps.complete_at(pv_at)
-    pv_locations = sorted(loc for loc in pv_at if maps.table_at(loc) in pv_tables)
     tl = sorted((t, loc) for t, loc in maps.location_of.items() if loc is not None)
     keyed = _KEYED.replace("{in}", _in(id_list)).replace("{lo}", str(min(ids))).replace("{hi}", str(max(ids)))
     return con.execute(keyed + (_ORDER if spec else _TIME_ORDER), {**_ids(ids),
         "t": table, "p": spec, "tl_tables": [t for t, _ in tl], "tl_locations": [loc for _, loc in tl],
         "aliases": sorted(aliases), "alias_locations": [aliases[a] for a in sorted(aliases)],
-        "values_only": values_only, "pv_tables": sorted(pv_tables), "pv_locations": pv_locations,
+        "values_only": values_only, "pv_tables": sorted(pv_tables),
     }).fetchall()
 
 

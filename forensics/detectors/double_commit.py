@@ -134,7 +134,7 @@ UNION ALL
 SELECT * FROM by_commit
 UNION ALL
 SELECT *, NULL AS attempts, NULL AS ran FROM ({storage})
-ORDER BY location NULLS LAST, partition_spec, task
+ORDER BY location NULLS LAST, partition_spec, task, app_id NULLS LAST, t0 NULLS LAST
 """.replace("{file_attempts}", file_attempts_sql("file_rows").strip()).replace("{attempts_list}", ATTEMPTS_LIST)
 
 

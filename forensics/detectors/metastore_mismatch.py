@@ -155,9 +155,9 @@ class MetastoreMismatch(SqlDetector):
 
     def summary(self, row):
         if row["how"] == "deleted data":
-            return (f"every file loaded into {where(row)} was removed afterwards by {', '.join(row['actors'])}, "
+            return (f"every file loaded into {where(row)} was removed afterwards by {', '.join(a for a in row['actors'] if a)}, "
                     "who wrote none of them, and nothing wrote it again")
         return (
-            f"{where(row)} is registered in the metastore but {', '.join(row['actors'])} deleted "
+            f"{where(row)} is registered in the metastore but {', '.join(a for a in row['actors'] if a)} deleted "
             "its directory afterwards and nothing wrote it again"
         )
