@@ -127,6 +127,11 @@ ORDER BY location NULLS LAST, table_name, partition_spec
            deleted_data=_DELETED_DATA_SQL.strip())
 
 
+def _named(row) -> str:
+    """The finding's actors, named (an actor the evidence leaves unnamed is NULL in the list)."""
+    return ", ".join(a for a in row["actors"] if a)
+
+
 class MetastoreMismatch(SqlDetector):
     """A partition's data was deleted: its directory after the metastore registered it, or every
     file loaded into it by someone who wrote none of them.
@@ -155,9 +160,9 @@ class MetastoreMismatch(SqlDetector):
 
     def summary(self, row):
         if row["how"] == "deleted data":
-            return (f"every file loaded into {where(row)} was removed afterwards by {', '.join(a for a in row['actors'] if a)}, "
+            return (f"every file loaded into {where(row)} was removed afterwards by {_named(row)}, "
                     "who wrote none of them, and nothing wrote it again")
         return (
-            f"{where(row)} is registered in the metastore but {', '.join(a for a in row['actors'] if a)} deleted "
+            f"{where(row)} is registered in the metastore but {_named(row)} deleted "
             "its directory afterwards and nothing wrote it again"
         )
