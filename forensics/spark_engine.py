@@ -584,6 +584,20 @@ def _plain(value):
     return value
 
 
+def spark_error(exc: BaseException) -> str:
+    """What went wrong on the JVM, in a line: the Java exception and its root cause. A Py4J
+    error's own first line ("An error occurred while calling o5190.sql.") names only the call."""
+    def first_line(text: str) -> str:
+        return next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return first_line(str(exc))
+    root = java
+    while root.getCause() is not None and not root.getCause().equals(root):
+        root = root.getCause()
+    return first_line(java.toString()) + ("" if root.equals(java) else f" (cause: {first_line(root.toString())})")
+
+
 def run_detectors(spark, store, detectors) -> list:
     """Each detector's SQL on Spark, its rows collected to the driver and worded there."""
     findings = []
@@ -592,8 +606,7 @@ def run_detectors(spark, store, detectors) -> list:
         try:
             rows = spark.sql(detector_sql(det.code, det.sql)).collect()
         except Exception as exc:  # noqa: BLE001 - Spark's analysis errors: one line for the user
-            said = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-            raise CommitsleuthError(f"{det.code} {det.name} does not run on Spark: {said[:300]}") from None
+            raise CommitsleuthError(f"{det.code} {det.name} does not run on Spark: {spark_error(exc)[:600]}") from None
         log.debug("%s on Spark: %d rows in %.2f s", det.code, len(rows), time.perf_counter() - t0)
         found = [det.to_finding({k: _plain(v) for k, v in r.asDict(recursive=False).items()}) for r in rows]
         findings.extend(det.finish(store.con, found))

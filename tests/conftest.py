@@ -99,6 +99,10 @@ def spark():
         .appName("commitsleuth-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        # the suite's Spark tests share this one driver: its 1 GB default filled up in the
+        # equivalence test (two sessions at once, broadcast joins: "Not enough memory to build
+        # and broadcast the table", broadcast timeouts while the collector thrashed)
+        .config("spark.driver.memory", "2g")
         .config("spark.driver.host", "127.0.0.1")
         # Spark's own event log, for the live-vs-log test (test_live_vs_eventlog.py)
         .config("spark.eventLog.enabled", "true")

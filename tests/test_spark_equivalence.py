@@ -260,7 +260,7 @@ def test_spark_gives_analyzes_findings_on_every_input(spark, tmp_path: Path):
                 try:
                     return compare_batch(session, tmp_path / f"b{i}", batches[i], local)
                 except Exception as exc:  # noqa: BLE001 - a batch that fails is a difference for each of its inputs
-                    return {n: [f"{type(exc).__name__} (batch {i + 1}): {str(exc)[:300]}"] for n in batches[i]}, []
+                    return {n: [f"{type(exc).__name__} (batch {i + 1}): {str(exc)[:800]}"] for n in batches[i]}, []
                 finally:
                     sessions.put(session)
                     print(f"batch {i + 1} ({len(batches[i])} inputs): {time.perf_counter() - t1:.1f} s", flush=True)
