@@ -144,8 +144,6 @@ def _missing(real: list[str]) -> list[tuple[str, str]]:
         (_without(_without(task, ("Task Info", "Index")), ("Task Info", "Partition ID")),
          "SparkListenerTaskStart without Task Info.Index"),
         (_without(end, ("Task Info",)), "SparkListenerTaskEnd without Task Info.Index"),
-        (_without(end, ("Task End Reason",)), "SparkListenerTaskEnd without Task End Reason"),
-        (_without(end, ("Task End Reason", "Reason")), "SparkListenerTaskEnd without Task End Reason"),
         (_sql("Start", time=1628638090004, description="x", physicalPlanDescription="", sparkPlanInfo={}),
          "SparkListenerSQLExecutionStart without executionId"),
         (_sql("End", time=1628638090005, executionId=None), "SparkListenerSQLExecutionEnd without executionId"),
