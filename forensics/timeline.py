@@ -223,10 +223,9 @@ def timeline_rows(store: Store, table: str, spec: str | None) -> list[tuple]:
     aliases = maps.aliases(raw_locations)
     # partition_values only for the tables of candidates whose spec is values-only ('[v1,v2]')
     values_only = bool(bracketed_tables or bracketed_locations)
+    # (their own locations need no reading: loc_tables is exact at ``locs`` already, where every
+    # table-less candidate is, and tl matters only for the placeless tables read above)
     pv_tables = bracketed_tables | {maps.table_at(loc) for loc in bracketed_locations} - {None}
-    maps.read(pv_tables)
-    pv_at = {maps.location_of[t] for t in pv_tables if maps.location_of.get(t)}
-    maps.complete_at(pv_at)
     tl = sorted((t, loc) for t, loc in maps.location_of.items() if loc is not None)
     keyed = _KEYED.replace("{in}", _in(id_list)).replace("{lo}", str(min(ids))).replace("{hi}", str(max(ids)))
     return con.execute(keyed + (_ORDER if spec else _TIME_ORDER), {**_ids(ids),

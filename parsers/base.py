@@ -215,6 +215,9 @@ class RecordParser:
             return None
         if not fields:
             return None
+        if "reject" in fields:  # a line the grammar reads, yet without what its event needs
+            self.stats.reject(fields["reject"], line_no, text)
+            return None
         detail = {**head.pop("detail", {}), **(fields.pop("detail", None) or {})}
         fields = {**head, **fields}
         if fields["kind"] == "partition_lookup":

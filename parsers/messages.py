@@ -479,8 +479,10 @@ class MessageTransformer(Transformer):
     def call(self, items):
         source, name, _db_kw, db, _tbl_kw, tbl, values, _part_kw, part, _rest = _pad(items, 10)
         kind = PARTITION_CALLS.get(str(name))
-        if kind is None or tbl is None:
+        if kind is None:
             return {}
+        if tbl is None:  # Hive audits every partition call with its table: this one names none
+            return {"reject": f"metastore {name} without tbl"}
         out = {"kind": kind, "table_name": table_of(str(db) if db else None, str(tbl)), "status": "ok",
                "detail": {"call": str(name)}}
         if values is not None:
@@ -493,8 +495,8 @@ class MessageTransformer(Transformer):
 
     def audit(self, items):
         ugi, ip, call = items
-        if not call:
-            return {}
+        if not call or "reject" in call:
+            return call
         call["detail"].update(ugi=str(ugi).strip(), ip=str(ip).strip(), via="audit")
         return call
 

@@ -80,6 +80,15 @@ class OddValue(ValueError):
         super().__init__(f"Spark event with {key} not {expected}")
 
 
+class Missing(OddValue):
+    """A field Spark's JsonProtocol always writes and the event cannot be stored without: the
+    id that names what it states (a job's, a stage's, a task's, a SQL execution's). The line is
+    rejected; it is never stored with the id left out or written as the text "None"."""
+
+    def __init__(self, key: str, event: str):
+        ValueError.__init__(self, f"{event} without {key}")
+
+
 _INT32 = 1 << 31
 _INT64 = 1 << 63
 
@@ -101,6 +110,14 @@ def _whole(d: dict, key: str, default=None, bound: int = _INT64):
     if value is None or (type(value) is int and -bound <= value < bound):
         return value
     raise OddValue(key, "a whole number" if bound == _INT64 else "a 32-bit whole number")
+
+
+def _key(d: dict, key: str, event: str, bound: int = _INT64) -> int:
+    """An id the event is about (``_whole``), which it must carry."""
+    value = _whole(d, key, bound=bound)
+    if value is None:
+        raise Missing(key, event)
+    return value
 
 
 def _text(d: dict, key: str):
@@ -243,13 +260,14 @@ class SparkEventDecoder:
         out = []
         for key in COMMIT_CONF:
             if key in props:
-                out.append(Event("conf", detail={"key": key, "value": str(props[key])}))
+                value = props[key]  # null (a list of pairs can hold one) stays null, not "None"
+                out.append(Event("conf", detail={"key": key, "value": None if value is None else str(value)}))
         return out
 
     # -- jobs and stages -----------------------------------------------------------------
     def _on_SparkListenerJobStart(self, e):
         props = _obj(e, "Properties")
-        return [Event("job_start", ts=_time(e, "Submission Time"), job_id=str(_whole(e, "Job ID")),
+        return [Event("job_start", ts=_time(e, "Submission Time"), job_id=str(_key(e, "Job ID", "SparkListenerJobStart")),
                       query_id=_name(props, "spark.sql.execution.id"),
                       detail={"stages": e.get("Stage IDs"), "group": props.get("spark.jobGroup.id")})]
 
@@ -257,13 +275,13 @@ class SparkEventDecoder:
         result = _obj(e, "Job Result")
         ok = result.get("Result") == "JobSucceeded"
         detail = None if ok else {"reason": _obj(result, "Exception").get("Message")}
-        return [Event("job_end", ts=_time(e, "Completion Time"), job_id=str(_whole(e, "Job ID")),
+        return [Event("job_end", ts=_time(e, "Completion Time"), job_id=str(_key(e, "Job ID", "SparkListenerJobEnd")),
                       status="success" if ok else "failed", detail=detail)]
 
     def _on_SparkListenerStageSubmitted(self, e):
         info = _obj(e, "Stage Info")
         return [Event("stage_start", ts=_time(info, "Submission Time"),
-                      stage_id=_whole(info, "Stage ID", bound=_INT32),
+                      stage_id=_key(info, "Stage ID", "SparkListenerStageSubmitted", bound=_INT32),
                       stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
                       detail={"name": info.get("Stage Name"), "tasks": info.get("Number of Tasks")})]
 
@@ -271,21 +289,23 @@ class SparkEventDecoder:
         info = _obj(e, "Stage Info")
         failure = info.get("Failure Reason")
         return [Event("stage_end", ts=_time(info, "Completion Time"),
-                      stage_id=_whole(info, "Stage ID", bound=_INT32),
+                      stage_id=_key(info, "Stage ID", "SparkListenerStageCompleted", bound=_INT32),
                       stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
                       status="failed" if failure else "success",
                       detail={"reason": failure} if failure else None)]
 
     # -- task attempts -------------------------------------------------------------------
-    def _task(self, kind: str, e: dict, ts_field: str) -> Event:
+    def _task(self, kind: str, e: dict, ts_field: str, event: str) -> Event:
         info = _obj(e, "Task Info")
-        stage = _whole(e, "Stage ID", bound=_INT32)
+        stage = _key(e, "Stage ID", event, bound=_INT32)
         stage_attempt = _whole(e, "Stage Attempt ID", 0, bound=_INT32)
         index = _whole(info, "Index")
         partition = _whole(info, "Partition ID")
         if partition is None or partition < 0:
             partition = index
-        attempt, tid = _whole(info, "Attempt", 0, bound=_INT32), _whole(info, "Task ID")
+        if partition is None:  # Spark always writes Index; Partition ID only since 3.4
+            raise Missing("Task Info.Index", event)
+        attempt, tid = _whole(info, "Attempt", 0, bound=_INT32), _key(info, "Task ID", event)
         executor = _name(info, "Executor ID")
         speculative = info.get("Speculative")
         if speculative is not None and not isinstance(speculative, bool):
@@ -305,10 +325,10 @@ class SparkEventDecoder:
         )
 
     def _on_SparkListenerTaskStart(self, e):
-        return [self._task("attempt_start", e, "Launch Time")]
+        return [self._task("attempt_start", e, "Launch Time", "SparkListenerTaskStart")]
 
     def _on_SparkListenerTaskEnd(self, e):
-        ev = self._task("attempt_end", e, "Finish Time")
+        ev = self._task("attempt_end", e, "Finish Time", "SparkListenerTaskEnd")
         reason = _obj(e, "Task End Reason")
         kind = _text(reason, "Reason") if "Reason" in reason else "Success"
         ev.status = _END_STATUS.get(kind, "failed")
@@ -342,11 +362,11 @@ class SparkEventDecoder:
     # -- SQL -------------------------------------------------------------------------------
     def _on_SparkListenerSQLExecutionStart(self, e):
         plan = _text(e, "physicalPlanDescription")
-        ev = Event("query_start", ts=_time(e, "time"), query_id=str(_whole(e, "executionId")),
+        ev = Event("query_start", ts=_time(e, "time"), query_id=str(_key(e, "executionId", "SparkListenerSQLExecutionStart")),
                    detail={"description": e.get("description"), "plan": (plan or "")[:4000]})
         target = write_target(plan, e.get("sparkPlanInfo"))
         if target is not None:
-            root = str(e.get("rootExecutionId", ev.query_id))
+            root = _name(e, "rootExecutionId") or ev.query_id  # Spark 3.4+; null is no root, not "None"
             ev.location = target.path
             ev.table_name = target.table or self._tables.get(root) or self._tables.get(ev.query_id)
             ev.partition_spec = target.partition_spec
@@ -357,7 +377,7 @@ class SparkEventDecoder:
 
     def _on_SparkListenerSQLExecutionEnd(self, e):
         err = e.get("errorMessage")
-        return [Event("query_end", ts=_time(e, "time"), query_id=str(_whole(e, "executionId")),
+        return [Event("query_end", ts=_time(e, "time"), query_id=str(_key(e, "executionId", "SparkListenerSQLExecutionEnd")),
                       status="failed" if err else "success",
                       detail={"error": err} if err else None)]
 

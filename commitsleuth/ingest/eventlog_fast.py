@@ -274,7 +274,7 @@ sj AS (
 stages AS (
     SELECT i, CASE WHEN starts THEN 'stage_start' ELSE 'stage_end' END AS kind,
            CASE WHEN starts THEN submitted ELSE completed END AS ms,
-           {_whole("stage", "stage_attempt", "tasks", "submitted", "completed")}
+           stage_j IS NOT NULL AND {_whole("stage", "stage_attempt", "tasks", "submitted", "completed")}
            AND {_int32("stage", "stage_attempt")} AND {_times("submitted", "completed")}
            AND CASE WHEN starts THEN {_plain("name_j")} ELSE coalesce(failure, '') = '' END AS plain,
            NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id,

@@ -19,7 +19,7 @@ import re
 from typing import Iterable, Iterator
 
 from commitsleuth.model import Event
-from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext
+from commitsleuth.parsers.base import BINARY, Format, ParseStats, Sample, SourceContext, parse_ts
 from commitsleuth.parsers.callers import caller_fields, spark_job
 from commitsleuth.parsers.formats._heads import ISO_TS
 from commitsleuth.parsers.storage_scan import ReadCounts, RecordBlockScan
@@ -57,11 +57,13 @@ def actor_name(user: str, real: str | None, ip: str | None) -> str:
     return f"{who} from {ip}" if ip else who
 
 
+_TIME = re.compile(ISO_TS)
+
+
 def parse_time(head: str) -> dt.datetime | None:
-    try:
-        return dt.datetime.fromisoformat(head[:23].replace(",", ".").replace("T", " "))
-    except ValueError:
-        return None
+    """The time of a line's log4j head (%d{ISO8601}, milliseconds optional), or None."""
+    m = _TIME.match(head)
+    return parse_ts(m["date"], m["time"]) if m else None
 
 
 class AuditDecoder(ReadCounts):
@@ -85,6 +87,12 @@ class AuditDecoder(ReadCounts):
         k = text.find("\t", j + 5)
         cmd_full = text[j + 5:k] if k >= 0 else text[j + 5:].rstrip("\r\n")
         cmd = cmd_full.partition(" ")[0]
+        # DefaultAuditLogger writes every field on every line, after the log4j head's time: a
+        # line without its time or ugi could be placed or attributed only by guessing
+        missing = "time" if parse_time(text) is None else "ugi" if text.find("\tugi=", i, j + 1) < 0 else None
+        if missing:
+            stats.reject(f"hdfs-audit: no {missing}", line_no, text)
+            return None
         if cmd not in WRITES and not self.ctx.keep_reads:
             # the bulk of the log: only the principal, the call and the hour matter (no split)
             u = text.find("\tugi=", i) + 5
@@ -94,8 +102,8 @@ class AuditDecoder(ReadCounts):
         ugi, ip = fields.get("ugi", ""), fields.get("ip", "").rpartition("/")[2] or None
         allowed = fields.get("allowed") == "true"
         user, real, _ = principal(ugi)
-        stats.events += 1
         if cmd not in WRITES:
+            stats.events += 1
             ev = _event("fs_read", text, line_no, offset, self.ctx, fields, user, real, ip, cmd_full, allowed)
             ev.path = fields.get("src")
             return ev
@@ -127,6 +135,15 @@ class AuditDecoder(ReadCounts):
                 detail["how"] = "delete"
         else:
             kind = "fs_context"
+        # every line has src= ("null" for a call without a path); a write names its path, and a
+        # rename or a concat its target
+        paths = kind in ("dir_create", "file_create", "rename", "delete")
+        needs = (("src", paths),) + ((("dst", True),) if allowed and cmd in ("rename", "concat") else ())
+        for name, named in needs:
+            if fields.get(name) is None or (named and fields[name] in ("", "null")):
+                stats.reject(f"hdfs-audit: {cmd} without {name}", line_no, text)
+                return None
+        stats.events += 1
         ev = _event(kind, text, line_no, offset, self.ctx, fields, user, real, ip, cmd_full, allowed, detail)
         ev.path, ev.target_path = src, dst
         return ev
@@ -179,8 +196,9 @@ def _event(kind, text, line_no, offset, ctx, fields, user, real, ip, cmd_full, a
     return ev
 
 
-# (hour, ugi, cmd) of every record, for the block scan; and the lines it decodes.
-READS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d)[^\t\n]*allowed=(?:true|false)\tugi=([^\t\n]*)\tip=[^\t\n]*\tcmd=([^\t\n ]*)", re.M)
+# (hour, ugi, cmd) of every record, for the block scan; and the lines it decodes. A line it does
+# not match goes to the line decoder, which rejects one without its time or ugi.
+READS = re.compile(rb"^(\d{4}-\d\d-\d\d[ T]\d\d):\d\d:\d\d[^\t\n]*allowed=(?:true|false)\tugi=([^\t\n]*)\tip=[^\t\n]*\tcmd=([^\t\n ]*)", re.M)
 WRITES_RE = re.compile(rb"\tcmd=(?:" + b"|".join(re.escape(w.encode()) for w in sorted(WRITES, key=len, reverse=True)) + rb")[\t ]")
 
 

@@ -32,36 +32,70 @@ def _plain(value):
     return value
 
 
-def _attempt(e: dict) -> dict:
-    return attempt_fields(e["attemptId"]) if e.get("attemptId") else {}
+class Unreadable(ValueError):
+    """A record without a field Events.avpr declares required (not a union with null), or with
+    one of another type: ``decode_lines`` rejects that line alone, this as the reason."""
 
 
-def _attempt_start(e: dict) -> Event:
-    avataar = _plain(e.get("avataar"))
-    return Event("attempt_start", ts=epoch_ms(e.get("startTime")), **_attempt(e),
-                 host=e.get("trackerName"), speculative=None if avataar is None else avataar == "SPECULATIVE",
+def _field(e: dict, record: str, key: str, kind: type, required: bool = True):
+    """``e[key]`` (an Avro union unwrapped) of JSON type ``kind``; None when absent and not
+    ``required``. A record without its key (``jobid``, ``attemptId``) or its time cannot be
+    attributed or placed: it is rejected, not stored with the value left out."""
+    value = _plain(e.get(key))
+    if value is None:
+        if required:
+            raise Unreadable(f"job-history {record} without {key}")
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise Unreadable(f"job-history {record} with {key} not {'text' if kind is str else 'a whole number'}")
+    return value
+
+
+def _time(e: dict, record: str, key: str):
+    """A required time (epoch milliseconds, Avro ``long``), within the calendar's range."""
+    value = _field(e, record, key, int)
+    try:
+        return epoch_ms(value)
+    except (OverflowError, ValueError, OSError):
+        raise Unreadable(f"job-history {record} with {key} not a time in epoch milliseconds") from None
+
+
+def _attempt(e: dict, record: str) -> dict:
+    return attempt_fields(_field(e, record, "attemptId", str))
+
+
+def _attempt_start(e: dict, record: str) -> Event:
+    fields = _attempt(e, record)
+    avataar = _field(e, record, "avataar", str, required=False)  # Hadoop 2.4+
+    return Event("attempt_start", ts=_time(e, record, "startTime"), **fields,
+                 host=_field(e, record, "trackerName", str, required=False),
+                 speculative=None if avataar is None else avataar == "SPECULATIVE",
                  detail={"task_type": e.get("taskType"), "container": e.get("containerId"),
                          "locality": _plain(e.get("locality")), "avataar": avataar})
 
 
-def _attempt_end(e: dict) -> Event:
-    status = e.get("taskStatus") or e.get("status")
+def _attempt_end(e: dict, record: str) -> Event:
+    fields = _attempt(e, record)
+    status = _field(e, record, "taskStatus", str, required=False) or _field(e, record, "status", str, required=False)
     detail = {"task_type": e.get("taskType"), "state": e.get("state"), "rack": e.get("rackname")}
     if e.get("error"):
         detail["error"] = e["error"]
-    return Event("attempt_end", ts=epoch_ms(e.get("finishTime")), **_attempt(e),
-                 host=e.get("hostname"), status=_ATTEMPT_END_STATUS.get(status, (status or "").lower() or None),
-                 detail=detail)
+    return Event("attempt_end", ts=_time(e, record, "finishTime"), **fields,
+                 host=_field(e, record, "hostname", str, required=False),
+                 status=_ATTEMPT_END_STATUS.get(status, (status or "").lower() or None), detail=detail)
 
 
-def _job_start(e: dict) -> Event:
-    return Event("job_start", ts=epoch_ms(e.get("submitTime")), job_id=e.get("jobid"),
+def _job_start(e: dict, record: str) -> Event:
+    job = _field(e, record, "jobid", str)
+    return Event("job_start", ts=_time(e, record, "submitTime"), job_id=job,
                  detail={"name": e.get("jobName"), "user": e.get("userName"), "queue": e.get("jobQueueName")})
 
 
-def _job_end(e: dict) -> Event:
-    status = e.get("jobStatus") or "SUCCEEDED"  # JobFinished has none: it is the successful end
-    return Event("job_end", ts=epoch_ms(e.get("finishTime")), job_id=e.get("jobid"),
+def _job_end(e: dict, record: str) -> Event:
+    job = _field(e, record, "jobid", str)
+    # JobFinished has no status: it is the successful end
+    status = _field(e, record, "jobStatus", str, required=False) or "SUCCEEDED"
+    return Event("job_end", ts=_time(e, record, "finishTime"), job_id=job,
                  status=_JOB_END_STATUS.get(status, status.lower()),
                  detail={k: e[k] for k in ("finishedMaps", "finishedReduces", "failedMaps", "failedReduces")
                          if k in e})
@@ -88,7 +122,8 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
         except orjson.JSONDecodeError:
             stats.reject("invalid JSON in a job-history file", line_no, text)
             continue
-        if not isinstance(record, dict) or not isinstance(record.get("event"), dict):
+        if not isinstance(record, dict) or not isinstance(record.get("event"), dict) \
+                or not isinstance(record.get("type"), str):
             if not (isinstance(record, dict) and record.get("type") == "record"):  # the schema
                 stats.reject("not a job-history event", line_no, text)
             continue
@@ -96,7 +131,14 @@ def decode_lines(lines: Iterable[tuple[int, int, str]], ctx, stats) -> Iterator[
         handler = _HANDLERS.get(record.get("type"))
         if handler is None:
             continue
-        ev = handler(_plain(record["event"]) or {})
+        body = _plain(record["event"])
+        try:
+            if not isinstance(body, dict):
+                raise Unreadable(f"job-history {record['type']} without its record")
+            ev = handler(body, record["type"])
+        except Unreadable as exc:  # this line only: the lines after it are read as ever
+            stats.reject(str(exc), line_no, text)
+            continue
         ev.source_id, ev.line_no, ev.byte_offset, ev.raw = ctx.source_id, line_no, offset, text
         stats.events += 1
         yield ev

@@ -81,6 +81,13 @@ class AccessDecoder(ReadCounts):
             return []
         stats.records += 1
         bucket, when, ip, requester, request_id, op, key = toks[1], toks[2], toks[3], toks[4], toks[5], toks[6], toks[7]
+        # S3 writes the bucket and time of every record, and the key of every object operation:
+        # without one the record could be placed only by guessing (a PUT of "-" is no object)
+        missing = ("bucket" if bucket == "-" else "time" if parse_time(when) is None
+                   else "key" if key == "-" and op in _CREATE | _DELETE else None)
+        if missing:
+            stats.reject(f"s3-access: {op if missing == 'key' else 'record'} without {missing}", line_no, text)
+            return []
         if op not in WRITES and not self.ctx.keep_reads:
             self.count((requester, op, when[1:15]), line_no, offset, text)
             return []
@@ -197,8 +204,10 @@ def _event(kind, text, line_no, offset, ctx, bucket, key, when, ip, op, status, 
 MAGIC = re.compile(r"/__magic(?:_job-[^/]*)?/(?P<dir>.*?)(?:/__base/(?P<file>.*))?$")
 
 
-# (hour, requester, operation) of every record, for the block scan; and the lines it decodes.
-READS = re.compile(rb"^\S+ \S+ \[(\d\d/\w{3}/\d{4}:\d\d)[^\]\n]*\] \S+ (\S+) \S+ (\S+) ", re.M)
+# (hour, requester, operation) of every record, for the block scan; and the lines it decodes. A
+# line it does not match goes to the line decoder, which rejects one without its bucket or time.
+READS = re.compile(rb"^\S+ (?!- )\S+ \[(\d\d/(?:" + "|".join(_MONTHS).encode() + rb")/\d{4}:\d\d):\d\d:\d\d [+-]\d{4}\] "
+                   rb"\S+ (\S+) \S+ (\S+) ", re.M)
 WRITES_RE = re.compile(rb" (?:" + b"|".join(re.escape(w.encode()) for w in sorted(WRITES, key=len, reverse=True)) + rb") ")
 
 
