@@ -111,9 +111,10 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     _add_patterns(redact_patterns)
     if engine == "spark":
         return _ingest_spark(paths, format_name, master, out, db)
-    from commitsleuth.ingest import pool
+    from commitsleuth.ingest import phases, pool
 
-    pool.prestart(paths)  # the workers' imports run beside this process's own
+    phases.mark("command entered")
+    pool.prestart(paths, fork=_AS_PROGRAM)  # the workers start beside this process's imports and store
     # the bar first, its total once the paths are listed: the imports and the store's opening
     # take a moment the user should not wait through blind
     bar = _progress(None)
@@ -125,6 +126,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
 
         # a missing path: said before the store is made (a URI, a table on a Hadoop FileSystem: by ingest)
         bar.set_total(sum(_size(p) for p in expand_paths(p for p in paths if not is_remote(p))))
+        phases.mark("store opening")
         with removed_unless_filled(db), Store(db, intact=True) as store, read_errors(db), \
                 _stop_on_signals() as stop_requested:
             try:
@@ -135,6 +137,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
                 stopped = exc
             else:
                 stopped = None
+        phases.mark("store closed")
     if stopped is not None:
         click.echo(shown(str(stopped)), err=True)
         return 128 + stopped.signum

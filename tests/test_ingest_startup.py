@@ -75,6 +75,35 @@ def test_no_workers_server_for_a_spark_event_log_read_in_this_process(tmp_path):
     assert _children_after_prestart(text, 1000, range_bytes=10_000) > 0
 
 
+def _forked_by_prestart(path: Path, parallel_min: int) -> list[str]:
+    """What ``prestart(fork=True)`` (the CLI program's) leaves: its children, how many run this
+    very program (forked, not exec'd: no fork server), duckdb imported or not, the pool taken."""
+    probe = ("import os, sys\n"
+             "from commitsleuth.ingest import pool\n"
+             "pool.prestart([sys.argv[1]], fork=True)\n"
+             "pid = os.getpid()\n"
+             "kids = open(f'/proc/{pid}/task/{pid}/children').read().split()\n"
+             "me = open(f'/proc/{pid}/cmdline', 'rb').read()\n"
+             "print(len(kids), sum(open(f'/proc/{k}/cmdline', 'rb').read() == me for k in kids))\n"
+             "print('duckdb' in sys.modules)\n"
+             "taken = pool.take_forked(2)\n"
+             "print(taken is not None, pool.take_forked(2))\n"
+             "if taken is not None:\n"
+             "    print(taken.submit(sum, [1, 2]).result(timeout=60))\n"
+             "    taken.shutdown()\n")
+    return _program(probe, path, env={"COMMITSLEUTH_PARALLEL_MIN": str(parallel_min), "COMMITSLEUTH_WORKERS": "2"})
+
+
+def test_the_program_forks_its_workers_itself_before_it_opens_a_store(tmp_path):
+    """No fork server importing everything again: the workers are the program's own forks, made
+    before any store (no DuckDB thread to copy), and the ingest takes that pool once."""
+    log = tmp_path / "big.log"
+    log.write_bytes(b"x\n" * 5000)
+    assert _forked_by_prestart(log, 1000) == ["2 2", "False", "True None", "3"]
+    assert _forked_by_prestart(log, 1 << 30) == ["0 0", "False", "False None"]
+    assert _forked_by_prestart(tmp_path, 1000) == ["0 0", "False", "False None"]  # a directory: not looked into
+
+
 def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     from commitsleuth.ingest.pool import ranges_for
 
