@@ -104,6 +104,38 @@ def test_the_program_forks_its_workers_itself_before_it_opens_a_store(tmp_path):
     assert _forked_by_prestart(tmp_path, 1000) == ["0 0", "False", "False None"]  # a directory: not looked into
 
 
+def _ending(*args) -> tuple[int, str, str]:
+    """The program run on ``args``: exit code, stdout, stderr; stderr says whether the exit
+    handlers ran and whether the interpreter tore down ``__main__`` (an object's ``__del__``)."""
+    import os
+
+    probe = ("import atexit, sys\n"
+             "class Torn:\n"
+             "    def __del__(self):\n"
+             "        sys.stderr.write('torn down\\n')\n"
+             "kept = Torn()\n"
+             "atexit.register(lambda: sys.stderr.write('exit handlers ran\\n'))\n"
+             "from commitsleuth.cli import run\n"
+             "sys.argv = ['commitsleuth', *sys.argv[1:]]\n"
+             "run()\n")
+    out = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True,
+                         env={**os.environ, "COMMITSLEUTH_WORKERS": "1"}, timeout=300)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_an_ingest_program_ends_without_the_interpreters_teardown_once_its_store_is_closed(tmp_path):
+    log = tmp_path / "hive.log"
+    log.write_text("2018-09-28T10:14:57,310 INFO [main] exec.Task: Loading data to table db.t from "
+                   "hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000\n")
+    code, out, err = _ending("ingest", log, "--db", tmp_path / "s.duckdb")
+    assert code == 0 and out == "ingested 1 file (1 ok): 1 events, 0 rejected lines\n", err
+    assert err.splitlines() == ["exit handlers ran"]
+    # its negative twin: an ingest that failed before its store (a missing file) ends as any program
+    code, out, err = _ending("ingest", tmp_path / "missing.log", "--db", tmp_path / "t.duckdb")
+    assert code == 2 and "Error: no such file or directory" in err
+    assert err.splitlines()[-2:] == ["exit handlers ran", "torn down"]
+
+
 def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     from commitsleuth.ingest.pool import ranges_for
 
