@@ -136,6 +136,33 @@ def test_an_ingest_program_ends_without_the_interpreters_teardown_once_its_store
     assert err.splitlines()[-2:] == ["exit handlers ran", "torn down"]
 
 
+def test_phases_print_the_timeline_of_every_process_only_when_asked(tmp_path):
+    """COMMITSLEUTH_PHASES=1 (bench/ingest_text.py --phases): the command's steps and each
+    worker's range, with their process and cpu seconds; nothing of it otherwise."""
+    import os
+
+    log = tmp_path / "hive.log"
+    log.write_bytes(b"2018-09-28T10:14:57,310 INFO [main] exec.Task: Loading data to table db.t from "
+                    b"hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000\n" * 20_000)
+    cli = str(Path(sys.executable).with_name("commitsleuth"))
+    env = {**os.environ, "COMMITSLEUTH_WORKERS": "2", "COMMITSLEUTH_PARALLEL_MIN": "1000"}
+    for asked in ("1", ""):
+        out = subprocess.run([cli, "ingest", str(log), "--db", str(tmp_path / f"s{asked}.duckdb")], capture_output=True,
+                             text=True, env={**env, "COMMITSLEUTH_PHASES": asked}, timeout=300)
+        assert out.returncode == 0, out.stderr
+        marks = [line.split(" ", 4) for line in out.stderr.splitlines() if line.startswith("phase ")]
+        if not asked:
+            assert out.stderr == ""
+            continue
+        steps = [m[4] for m in marks]
+        assert steps[0] == "command entered" and steps[-1] == "store closed"
+        assert {"store opening", "store open: ingest begins", "ingest ends"} <= set(steps)
+        ranges = [m for m in marks if m[4].startswith("worker: range")]
+        assert len(ranges) == 4  # two ranges, each begun and done, in the workers' processes
+        assert marks[0][2] not in {m[2] for m in ranges}
+        assert all(float(m[1]) > 1e9 and float(m[3]) >= 0 for m in marks)
+
+
 def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     from commitsleuth.ingest.pool import ranges_for
 

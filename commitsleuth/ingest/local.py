@@ -59,6 +59,11 @@ COMMIT_SECONDS = 5.0
 # when workers start and how big their tasks are: commitsleuth/ingest/pool.py (the environment tunes it)
 PARALLEL_MIN, RANGE = workers_pool.PARALLEL_MIN, workers_pool.RANGE
 IN_FLIGHT = 3  # ranges of one file handed to the pool at a time
+# A worker scans its range in blocks of this size, not the reader's 8 MiB: each block is passed
+# over several times (the keyword search, the newline mask, the ASCII and NUL tests), and a worker
+# fresh from its fork touches fewer new pages (its first 53 MB range of the bench's log: 4,600
+# page faults against 8,200, 0.03 cpu-s less; later ranges the same).
+WORKER_BLOCK = 1 << 20
 
 
 @dataclass
@@ -940,7 +945,7 @@ def scan_range(job) -> tuple:
     stats = ParseStats()
     fmt = get_format(fmt_name)
     scanner = (fmt.scanner or BlockScanner)(fmt, ctx, stats, 1, at_start=start == 0)
-    reader = BlockReader(Path(path), start, end=end)
+    reader = BlockReader(Path(path), start, end=end, block=WORKER_BLOCK)
     events, error = [], None
     try:
         events.extend(_scan(scanner, reader, close=False))

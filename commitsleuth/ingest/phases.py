@@ -1,7 +1,7 @@
 """``COMMITSLEUTH_PHASES=1``: each process of an ingest writes ``phase <unix time> <pid> <its cpu seconds> <what>``
 lines on stderr at the points of its timeline (the command entered, the store opened, each range
 scanned and written, the closing checkpoint): where its seconds go, as ``bench/ingest_text.py
---phases`` shows. Off (the default) a mark costs one test of a constant."""
+--phases`` prints. Off (the default) a mark costs one test of a constant."""
 
 from __future__ import annotations
 
