@@ -35,6 +35,11 @@ each, and the ratio of the medians to grep's.
     python bench/ingest_text.py --size 1G --runs 3
     python bench/ingest_text.py --baseline-env COMMITSLEUTH_STORE_TEMPLATE=0   # the store template's worth
     python bench/ingest_text.py --baseline /work/main/.venv/bin   # against main's build
+    python bench/ingest_text.py --runs 1 --phases   # then one ingest's timeline, process by process
+
+``--phases`` runs one more ingest with ``COMMITSLEUTH_PHASES=1`` (commitsleuth/ingest/phases.py)
+and prints its timeline: seconds since the command was started, which process (P0 the command,
+P1... its workers or their fork server), that process's CPU seconds so far, and the step.
 """
 
 from __future__ import annotations
@@ -235,6 +240,26 @@ def ingest_with(exe: str, log: Path, db: Path, env: dict, table: dict, mb: float
     return f"with {what}: {wall:.2f} s ({mb / wall:.0f} MB/s, cpu {cpu:.2f} s)"
 
 
+def timeline(exe: str, log: Path, db: Path) -> None:
+    """One ingest with ``COMMITSLEUTH_PHASES=1``: each process's steps, in seconds since its start."""
+    db.unlink(missing_ok=True)
+    start = time.time()
+    proc = subprocess.run([exe, "ingest", str(log), "--db", str(db)], capture_output=True, text=True,
+                          env={**os.environ, "COMMITSLEUTH_PHASES": "1"})
+    end = time.time()
+    names: dict[str, str] = {}
+    print(f"\ntimeline of one ingest (load {os.getloadavg()[0]:.1f}): seconds since the start, process, "
+          "its cpu seconds, step")
+    for line in proc.stderr.splitlines():
+        if not line.startswith("phase "):
+            continue
+        _, at, pid, cpu, what = line.split(" ", 4)
+        name = names.setdefault(pid, f"P{len(names)}")
+        print(f"  {float(at) - start:6.3f}  {name:3} cpu {float(cpu):5.2f}  {what}")
+    print(f"  {end - start:6.3f}  the command ended: {proc.stdout.strip()}")
+    db.unlink(missing_ok=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", default="200M", help="log size (default 200M)")
@@ -246,6 +271,8 @@ def main() -> int:
     ap.add_argument("--baseline", metavar="DIR", type=Path,
                     help="also time the ingest of the commitsleuth in this bin directory (another build), "
                          "alternating which goes first")
+    ap.add_argument("--phases", action="store_true",
+                    help="then one more ingest's timeline (COMMITSLEUTH_PHASES=1): where its seconds go")
     args = ap.parse_args()
     size = parse_size(args.size)
     work = Path(args.dir)
@@ -340,6 +367,8 @@ def main() -> int:
           + (f"{stats(firsts)} s" if firsts else "never"))
     print(f"targets: >= 200 MB/s end to end ({'met' if mb / ingest >= 200 else 'not met'} by the median), "
           f"first progress <= 1 s ({'met' if firsts and statistics.median(firsts) <= 1 else 'not met'} by the median)")
+    if args.phases:
+        timeline(exe, log, work / "bench.duckdb")
     return 0
 
 

@@ -494,6 +494,18 @@ def honour_spark_conf(props: dict) -> None:
             pass
 
 
+def user_patterns() -> tuple[list, list, list]:
+    """The user's patterns as this process holds them (``--redact``, the environment, Spark
+    confs), for another process to add (``add_user_patterns``): an ingest's workers."""
+    return list(_EXTRA), list(_EXTRA_KEYS), list(_USER_TRIGGERS)
+
+
+def add_user_patterns(patterns: tuple[list, list, list]) -> None:
+    """Add the patterns ``user_patterns`` gave (in the process that started this one)."""
+    for held, given in zip((_EXTRA, _EXTRA_KEYS, _USER_TRIGGERS), patterns):
+        held.extend(p for p in given if p not in held)
+
+
 def clear_user_patterns() -> None:
     """Forget the patterns added by --redact, the environment and Spark confs (tests)."""
     _EXTRA.clear()

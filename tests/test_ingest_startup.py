@@ -75,6 +75,94 @@ def test_no_workers_server_for_a_spark_event_log_read_in_this_process(tmp_path):
     assert _children_after_prestart(text, 1000, range_bytes=10_000) > 0
 
 
+def _forked_by_prestart(path: Path, parallel_min: int) -> list[str]:
+    """What ``prestart(fork=True)`` (the CLI program's) leaves: its children, how many run this
+    very program (forked, not exec'd: no fork server), duckdb imported or not, the pool taken."""
+    probe = ("import os, sys\n"
+             "from commitsleuth.ingest import pool\n"
+             "pool.prestart([sys.argv[1]], fork=True)\n"
+             "pid = os.getpid()\n"
+             "kids = open(f'/proc/{pid}/task/{pid}/children').read().split()\n"
+             "me = open(f'/proc/{pid}/cmdline', 'rb').read()\n"
+             "print(len(kids), sum(open(f'/proc/{k}/cmdline', 'rb').read() == me for k in kids))\n"
+             "print('duckdb' in sys.modules)\n"
+             "taken = pool.take_forked(2)\n"
+             "print(taken is not None, pool.take_forked(2))\n"
+             "if taken is not None:\n"
+             "    print(taken.submit(sum, [1, 2]).result(timeout=60))\n"
+             "    taken.shutdown()\n")
+    return _program(probe, path, env={"COMMITSLEUTH_PARALLEL_MIN": str(parallel_min), "COMMITSLEUTH_WORKERS": "2"})
+
+
+def test_the_program_forks_its_workers_itself_before_it_opens_a_store(tmp_path):
+    """No fork server importing everything again: the workers are the program's own forks, made
+    before any store (no DuckDB thread to copy), and the ingest takes that pool once."""
+    log = tmp_path / "big.log"
+    log.write_bytes(b"x\n" * 5000)
+    assert _forked_by_prestart(log, 1000) == ["2 2", "False", "True None", "3"]
+    assert _forked_by_prestart(log, 1 << 30) == ["0 0", "False", "False None"]
+    assert _forked_by_prestart(tmp_path, 1000) == ["0 0", "False", "False None"]  # a directory: not looked into
+
+
+def _ending(*args) -> tuple[int, str, str]:
+    """The program run on ``args``: exit code, stdout, stderr; stderr says whether the exit
+    handlers ran and whether the interpreter tore down ``__main__`` (an object's ``__del__``)."""
+    import os
+
+    probe = ("import atexit, sys\n"
+             "class Torn:\n"
+             "    def __del__(self):\n"
+             "        sys.stderr.write('torn down\\n')\n"
+             "kept = Torn()\n"
+             "atexit.register(lambda: sys.stderr.write('exit handlers ran\\n'))\n"
+             "from commitsleuth.cli import run\n"
+             "sys.argv = ['commitsleuth', *sys.argv[1:]]\n"
+             "run()\n")
+    out = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True,
+                         env={**os.environ, "COMMITSLEUTH_WORKERS": "1"}, timeout=300)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_an_ingest_program_ends_without_the_interpreters_teardown_once_its_store_is_closed(tmp_path):
+    log = tmp_path / "hive.log"
+    log.write_text("2018-09-28T10:14:57,310 INFO [main] exec.Task: Loading data to table db.t from "
+                   "hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000\n")
+    code, out, err = _ending("ingest", log, "--db", tmp_path / "s.duckdb")
+    assert code == 0 and out == "ingested 1 file (1 ok): 1 events, 0 rejected lines\n", err
+    assert err.splitlines() == ["exit handlers ran"]
+    # its negative twin: an ingest that failed before its store (a missing file) ends as any program
+    code, out, err = _ending("ingest", tmp_path / "missing.log", "--db", tmp_path / "t.duckdb")
+    assert code == 2 and "Error: no such file or directory" in err
+    assert err.splitlines()[-2:] == ["exit handlers ran", "torn down"]
+
+
+def test_phases_print_the_timeline_of_every_process_only_when_asked(tmp_path):
+    """COMMITSLEUTH_PHASES=1 (bench/ingest_text.py --phases): the command's steps and each
+    worker's range, with their process and cpu seconds; nothing of it otherwise."""
+    import os
+
+    log = tmp_path / "hive.log"
+    log.write_bytes(b"2018-09-28T10:14:57,310 INFO [main] exec.Task: Loading data to table db.t from "
+                    b"hdfs://nn/w/db.db/t/.hive-staging_hive_1/-ext-10000\n" * 20_000)
+    cli = str(Path(sys.executable).with_name("commitsleuth"))
+    env = {**os.environ, "COMMITSLEUTH_WORKERS": "2", "COMMITSLEUTH_PARALLEL_MIN": "1000"}
+    for asked in ("1", ""):
+        out = subprocess.run([cli, "ingest", str(log), "--db", str(tmp_path / f"s{asked}.duckdb")], capture_output=True,
+                             text=True, env={**env, "COMMITSLEUTH_PHASES": asked}, timeout=300)
+        assert out.returncode == 0, out.stderr
+        marks = [line.split(" ", 4) for line in out.stderr.splitlines() if line.startswith("phase ")]
+        if not asked:
+            assert out.stderr == ""
+            continue
+        steps = [m[4] for m in marks]
+        assert steps[0] == "command entered" and steps[-1] == "store closed"
+        assert {"store opening", "store open: ingest begins", "ingest ends"} <= set(steps)
+        ranges = [m for m in marks if m[4].startswith("worker: range")]
+        assert len(ranges) == 4  # two ranges, each begun and done, in the workers' processes
+        assert marks[0][2] not in {m[2] for m in ranges}
+        assert all(float(m[1]) > 1e9 and float(m[3]) >= 0 for m in marks)
+
+
 def test_a_big_file_is_cut_into_ranges_every_worker_gets_as_many_of():
     from commitsleuth.ingest.pool import ranges_for
 

@@ -42,8 +42,10 @@ def fork_server_of(pid: int) -> list[int]:
 
 def workers_of(pid: int) -> list[int]:
     """The pool's workers: the fork server's children that run what it runs (forked, never
-    exec'd), not a program the server's imports may start."""
-    found = []
+    exec'd), not a program the server's imports may start; or the ingest's own such children
+    (a big log named on the command line: the program forks its workers itself)."""
+    line = cmdline(pid)
+    found = [w for w in children(pid) if line and cmdline(w) == line]
     for server in fork_server_of(pid):
         line = cmdline(server)
         found += [w for w in children(server) if line and cmdline(w) == line]
@@ -80,15 +82,17 @@ def run(target: Path, db: Path, env=ENV) -> subprocess.CompletedProcess:
 def logs_in(tmp_path: Path, layout: str) -> Path:
     logs = tmp_path / "logs"
     logs.mkdir()
-    if layout == "one big log":
+    if layout.startswith("one big log"):
         (logs / "big.log").write_text(hive_log(40_000))
+        if layout == "one big log, named":  # the program's own forks read it, no fork server
+            return logs / "big.log"
     else:
         for i in range(500):
             (logs / f"hs2-{i:03d}.log").write_text(hive_log(60, offset=i * 60))
     return logs
 
 
-@pytest.mark.parametrize("layout", ["one big log", "500 sources"])
+@pytest.mark.parametrize("layout", ["one big log", "one big log, named", "500 sources"])
 def test_a_killed_worker_loses_nothing(layout, tmp_path):
     logs = logs_in(tmp_path, layout)
     clean = run(logs, tmp_path / "clean.duckdb", {**os.environ, "COMMITSLEUTH_WORKERS": "1"})

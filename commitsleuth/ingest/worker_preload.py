@@ -13,6 +13,9 @@ import gc
 # all live as long as it does.
 gc.disable()
 try:
+    from commitsleuth.ingest import phases
+
+    phases.mark("fork server: preload begins")
     from commitsleuth.ingest import pool
 
     pool.arrow_without_pandas()  # before anything builds an Arrow array: pyarrow then never imports pandas
@@ -25,5 +28,6 @@ try:
     # What each worker inherits is never collected: no collection in a worker walks (and so
     # copies on write) the server's pages holding those objects.
     gc.freeze()
+    phases.mark("fork server: preload done")
 finally:
     gc.enable()
