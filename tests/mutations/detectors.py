@@ -48,11 +48,23 @@ MUTATIONS: list[tuple[str, ...]] = [
      "WHERE kind = 'delete' AND location IS NOT NULL AND ts IS NOT NULL"),
     ("CS101", "WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL",
      "WHERE kind <> 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL"),
-    ("CS101", "SELECT location || '/' || file_name, NULL, ts FROM events\n        WHERE kind = 'delete' AND file_name IS NOT NULL",
-     "SELECT location || '/' || file_name, NULL, ts FROM events\n        WHERE false AND file_name IS NOT NULL"),
-    ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL", "WHERE file_name IS NOT NULL AND partition_spec IS NULL"),
-    ("CS101", "AND file_name IS NOT NULL AND partition_spec IS NULL\n", "AND file_name IS NOT NULL\n",
-     "survives: the merged run of round 7: the list-bucketing case killed it while paths.py dropped a mid-path k=v directory from the location; it no longer does, and no case has a file deleted in a partition whose name is also a subdirectory at the table's root. The arm should build the deleted directory's path with its partition (a table directory under a k=v directory, a HIVE_UNION_SUBDIR_n deleted inside a partition), with a case and its twin"),
+    ("CS101", "file_name, NULL, ts FROM events\n        WHERE kind = 'delete' AND file_name IS NOT NULL",
+     "file_name, NULL, ts FROM events\n        WHERE false AND file_name IS NOT NULL"),
+    ("CS101", "file_name, NULL, ts FROM events\n        WHERE kind = 'delete' AND file_name IS NOT NULL",
+     "file_name, NULL, ts FROM events\n        WHERE file_name IS NOT NULL"),
+    # (round 8: the table-directory arm's 'partition_spec IS NULL' -> dropped survived: the arm
+    # built the deleted path without its partition. It builds it with it now, the condition is
+    # gone, and these mutate what replaced it)
+    ("CS101", "SELECT location || '/' || coalesce(partition_spec || '/', '') || file_name, NULL, ts",
+     "SELECT location || '/' || file_name, NULL, ts"),
+    # a directory deleted inside the partition: the files under it
+    ("CS101", "WHERE kind = 'delete' AND file_name IS NOT NULL AND location IS NOT NULL AND ts IS NOT NULL\n    GROUP BY ALL",
+     "WHERE false AND file_name IS NOT NULL AND location IS NOT NULL AND ts IS NOT NULL\n    GROUP BY ALL"),
+    ("CS101", "AND s.partition_spec IS NOT DISTINCT FROM n.partition_spec", ""),
+    ("CS101", "AND starts_with(n.file_name, s.subdir) AND s.ts > n.ts", "AND s.ts > n.ts"),
+    ("CS101", "AND starts_with(n.file_name, s.subdir) AND s.ts > n.ts", "AND starts_with(n.file_name, s.subdir)"),
+    ("CS101", "CASE WHEN contains(file_name, '/') THEN regexp_extract(file_name, '^.*/') ELSE '' END || file_task AS file_task",
+     "file_task"),
     ("CS101", "ON d.location = n.location\n     AND (d.partition_spec", "ON true\n     AND (d.partition_spec"),
     ("CS101", "(d.partition_spec IS NULL OR d.partition_spec", "(d.partition_spec"),
     ("CS101", "OR d.partition_spec = n.partition_spec\n          OR starts_with", "OR starts_with"),
