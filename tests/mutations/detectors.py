@@ -443,6 +443,11 @@ MUTATIONS: list[tuple[str, ...]] = [
      "HAVING bool_or(removed_event IS NOT NULL) AND bool_or(removed_how <> 'dedup')"),
     ("CS107", "HAVING bool_and(removed_event IS NOT NULL) AND bool_or(removed_how <> 'dedup')",
      "HAVING bool_and(removed_event IS NOT NULL)"),
+    # round 8, cs101dir: an unnamed actor stays out of the lists (the summary joins them as they are)
+    ("CS107", "coalesce(list(DISTINCT d.actor ORDER BY d.actor) FILTER (WHERE d.actor IS NOT NULL), [])",
+     "list(DISTINCT d.actor ORDER BY d.actor)"),
+    ("CS107", "coalesce(list(DISTINCT x.actor ORDER BY x.actor) FILTER (WHERE x.actor IS NOT NULL), [])",
+     "list(DISTINCT x.actor ORDER BY x.actor)"),
     ("CS107", "list_distinct(flatten(list([user, actor, query_id, app_id, job_id]))) AS writers",
      "list_distinct(flatten(list([actor, query_id, app_id, job_id]))) AS writers"),
     ("CS107", "list_distinct(flatten(list([user, actor, query_id, app_id, job_id]))) AS writers",
