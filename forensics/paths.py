@@ -168,19 +168,28 @@ def normalize_spec(spec: str | None) -> str | None:
 
     A value list without keys (the metastore audit's ``t[v1,v2]``) stays ``[v1,v2]``; the
     ``partition_events`` view matches it to the table's ``k=v`` spec with those values.
+    Quotes are taken off only where Hive's syntax puts them, around a whole value of a
+    ``PARTITION (ds='2024-01-01')`` clause or a value list; elsewhere (a path, a Delta or Iceberg
+    partition value, a Java map's ``{k=v}``) a quote is part of the value.
     """
     if spec is None:
         return None
     spec = spec.strip()
     if spec.startswith("[") or "=" not in spec:
-        values = [v.strip().strip("'\"") for v in spec.strip("[]").split(",")]
+        values = [_unquote(v.strip()) for v in spec.strip("[]").split(",")]
         return "[" + ",".join(values) + "]" if spec else None
+    quoted = spec.startswith("(")
     parts = [p.strip() for p in spec.strip("(){}").replace(",", "/").split("/") if p.strip()]
     out = []
     for p in parts:
         k, _, v = p.partition("=")
-        out.append(f"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}")
+        out.append(f"{k.strip()}={_unquote(v.strip()) if quoted else v.strip()}")
     return "/".join(out) or None
+
+
+def _unquote(value: str) -> str:
+    """A value quoted whole, in either of Hive's quotes, without them."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
 def enrich(ev: Event) -> Event:

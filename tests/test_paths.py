@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from commitsleuth.forensics.paths import enrich, normalize_spec, resolve, table_from_location
+from commitsleuth.forensics.paths import enrich, normalize_spec, resolve, resolve_parent, table_from_location
 from commitsleuth.model import Event
 
 U = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
@@ -57,6 +57,11 @@ def test_resolve(path, location, spec, name, task, attempt, uuid):
 @pytest.mark.parametrize("spec,want", [
     ("dt=1/h=2", "dt=1/h=2"), ("dt=1,h=2", "dt=1/h=2"), ("(dt='1', h='2')", "dt=1/h=2"),
     ("{dt=1, h=2}", "dt=1/h=2"), ("[20170830]", "[20170830]"), ("[v1, 'v2']", "[v1,v2]"), (None, None),
+    # Hive's PARTITION clause quotes its values, in either quote: the quotes are syntax
+    ("(ds='2024-01-01')", "ds=2024-01-01"), ('(ds="2024-01-01", h=\'2\')', "ds=2024-01-01/h=2"),
+    # a value that really holds quotes (a Delta/Iceberg partition value, a path's k=v) keeps them
+    ("name='quoted'", "name='quoted'"), ("name=it's/h=2", "name=it's/h=2"), ("{name=\"x\"}", 'name="x"'),
+    ("(name=it's)", "name=it's"), ("(name='it''s')", "name=it''s"), ("['it's']", "[it's]"), ("[x']", "[x']"),
 ])
 def test_normalize_spec(spec, want):
     assert normalize_spec(spec) == want
@@ -75,3 +80,20 @@ def test_enrich_a_load_names_its_destination_not_its_source():
     assert (ev.location, ev.table_name, ev.partition_spec) == (W, "db.t", "dt=1")
     ev = enrich(Event("task_commit", target_path="hdfs://nn/out"))
     assert (ev.location, ev.file_name) == ("hdfs://nn/out", None)
+
+
+def test_a_directory_resolves_as_the_files_in_it_do():
+    """resolve_parent (a listing's or a table log's directory, resolved once) gives what resolve
+    gives each file of it; a directory itself (a load's target) keeps a plain subdirectory of a
+    k=v directory in its location (a table under env=prod as often as a partition's subdir), a
+    UNION ALL subdir in its name (trashing it is no partition delete)."""
+    for directory in (f"{W}/ds=19/sub", f"{W}/ds=19/HIVE_UNION_SUBDIR_1", f"{W}/ds=19", W,
+                      "s3a://lake/env=prod/w/db.db/t/dt=1", "hdfs://nn/data/env=prod/t"):
+        parent, own = resolve_parent(directory), resolve(directory + "/000005_1")
+        assert (parent.location, parent.partition_spec, (parent.file_name or "") + "000005_1") == \
+            (own.location, own.partition_spec, own.file_name)
+    for directory, want in ((f"{W}/ds=19/sub", (f"{W}/ds=19/sub", None, None)),
+                            ("hdfs://nn/data/env=prod/t", ("hdfs://nn/data/env=prod/t", None, None)),
+                            (f"{W}/ds=19/HIVE_UNION_SUBDIR_1", (W, "ds=19", "HIVE_UNION_SUBDIR_1"))):
+        info = resolve(directory, is_dir=True)
+        assert (info.location, info.partition_spec, info.file_name) == want

@@ -33,7 +33,10 @@ MUTATIONS: list[tuple] = [
     (PATHS, "kept.extend(parts + [s for s in sub if not _UNION_SUBDIR.match(s)])\n                parts, sub = [], []",
      "parts, sub = [], []"),
     (PATHS, "    if plain and (is_dir or not parts):", "    if plain and not parts:"),
-    (PATHS, "out.append(f\"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}\")", "out.append(f\"{k.strip()}={v.strip()}\")"),
+    # (round 8: quotes come off only in Hive's PARTITION (k='v') clause and value lists, a whole
+    # value's pair; the mutation of the old strip became these)
+    (PATHS, "out.append(f\"{k.strip()}={_unquote(v.strip()) if quoted else v.strip()}\")", "out.append(f\"{k.strip()}={v.strip()}\")"),
+    (PATHS, "quoted = spec.startswith(\"(\")", "quoted = True"),
     (PATHS, "is_dir=ev.kind in (\"publish\", \"dir_create\", \"task_commit\", \"load\")", "is_dir=ev.kind in (\"publish\", \"task_commit\", \"load\")"),
     (PATHS, "path = ev.target_path if ev.kind == \"load\" else ev.target_path or ev.path", "path = ev.target_path or ev.path"),
     (PATHS, "if spec.startswith(\"[\") or \"=\" not in spec:", "if spec.startswith(\"[\"):"),
