@@ -22,7 +22,7 @@ from typing import Callable, Iterator, NamedTuple
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import Finding
-from commitsleuth.forensics.paths import PathInfo, enrich, resolve, resolve_names, table_from_location
+from commitsleuth.forensics.paths import PathInfo, enrich, resolve, resolve_names, resolve_parent, table_from_location
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
 from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root, write_columns
@@ -177,7 +177,8 @@ def table_files(root: str, entries: list[Entry], log_dir: str):
             info = resolve(path, is_dir=entry.is_dir)  # resolve()'s own rules for these
             name = info.file_name
         else:
-            info = dirs.get(directory) or dirs.setdefault(directory, resolve(directory, is_dir=True))
+            info = dirs.get(directory) or dirs.setdefault(directory, resolve_parent(directory))
+            name = (info.file_name or "") + name  # a partition's subdirectory stays in the name, as resolve's
         infos.append(info)
         names.append(name)
         detail = {"dir": True} if entry.is_dir else {"manifest": entry.manifest} if entry.manifest else None

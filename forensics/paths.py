@@ -20,6 +20,8 @@ _HIVE_EXT = re.compile(r"^(?:_task_tmp\.|_tmp\.)?(-ext-\d+)(?:\.intermediate|\.m
 _HIVE_STAGING = re.compile(r"^\.hive-staging_|^\.staging_|^_tmp\.")
 _SPARK_STAGING = re.compile(r"^\.spark-staging-(?P<uuid>[0-9a-f-]{36})$")
 _UNION_SUBDIR = re.compile(r"^HIVE_UNION_SUBDIR_\d+$")
+# a directory that holds tables: a k=v run before it is above the table, not a partition
+_TABLE_PARENT = re.compile(r"^(?:[^/]+\.db|warehouse)$", re.IGNORECASE)
 _ATTEMPT_DIR = re.compile(r"^(attempt|task)_[\w]+$")
 # Hive: ^.*?([0-9]+)(_[0-9]{1,6})?(\..*)?$ after stripping the temp prefix and _copy_N.
 _HIVE_FILE = re.compile(r"^(?:_tmp\.|_task_tmp\.)?(?P<task>\d+)(?:_(?P<attempt>\d{1,6}))?(?P<copy>_copy_\d+)?(?:\..*)?$")
@@ -42,7 +44,6 @@ class PathInfo:
     file_task: str | None = None
     file_attempt: int | None = None
     write_uuid: str | None = None
-    temp: bool = False  # the path is in a temp/staging layer, not yet published
 
 
 def split_scheme(path: str) -> tuple[str, str]:
@@ -58,15 +59,23 @@ def split_scheme(path: str) -> tuple[str, str]:
 
 
 def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
-    """The (location, partition, file) a path belongs to, temp layers peeled."""
+    """The (location, partition, file) a path belongs to, temp layers peeled.
+
+    Plain directories after the partition (``ds=19/sub/``, ``ds=19/HIVE_UNION_SUBDIR_1/``, Hive
+    ACID's ``delta_…/``) are inside it: they stay in the file's name, relative to the partition
+    (``sub/000005_0``), so each file of ds=19 is one of ds=19's and two subdirectories' files of
+    one name stay two. A k=v run followed by another k=v run or by a table directory
+    (``<db>.db``, ``warehouse``) is above the table and stays in the location
+    (``s3a://lake/env=prod/w/db.db/t``).
+    """
     prefix, rest = split_scheme(path.rstrip("/") or "/")
     segs = [s for s in rest.split("/") if s]
     file_name = None
     if segs and not is_dir and not _PART_SEG.match(segs[-1]):
         file_name = segs.pop()
-    temp = False
     kept: list[str] = []
     parts: list[str] = []
+    sub: list[str] = []  # plain directories after the partition (or a UNION ALL subdir of the table)
     after_temporary = False
     for seg in segs:
         if after_temporary and seg.isdigit():
@@ -74,47 +83,73 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
             continue  # _temporary/<appAttempt>/
         after_temporary = False
         if _PART_SEG.match(seg):
+            if sub:  # a k=v run, then plain directories, then this one: the first run was above the table
+                kept.extend(parts + [s for s in sub if not _UNION_SUBDIR.match(s)])
+                parts, sub = [], []
             parts.append(seg)
             continue
-        if _UNION_SUBDIR.match(seg):
-            continue  # HIVE_UNION_SUBDIR_N (UNION ALL on Tez) sits inside the table or partition
+        if _UNION_SUBDIR.match(seg) or (parts or sub) and _plain(seg) and not _TABLE_PARENT.match(seg):
+            sub.append(seg)  # HIVE_UNION_SUBDIR_N (UNION ALL on Tez) sits inside the table or partition
+            continue
+        if sub:  # a layer under a partition's subdirectory: they are all the location's
+            kept.extend(parts + sub)
+            parts, sub = [], []
         mid, parts = parts, []  # a k=v segment in the middle of a path is not a partition
         ext = _HIVE_EXT.match(seg)
         if ext:
-            temp = temp or seg != ext.group(1)
             if kept and _HIVE_STAGING.match(kept[-1]):
                 kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>
-                temp = True
                 continue
             kept.append(ext.group(1))
             continue
         if seg == "_temporary" or _SPARK_STAGING.match(seg) or _ATTEMPT_DIR.match(seg):
-            temp = True
             after_temporary = seg == "_temporary"
             continue
         if not _HIVE_STAGING.match(seg):  # before a plain directory it names the location (s3a://b/env=prod/w/t)
             kept.extend(mid)
         kept.append(seg)
+    plain = [s for s in sub if not _UNION_SUBDIR.match(s)]
+    if plain and (is_dir or not parts):
+        # no partition before them, or a directory itself (a load's or a commit's target: a table
+        # under a k=v directory as often as a partition's subdirectory): the location's own.
+        # A UNION ALL subdir is always inside: deleting it deletes some of the partition's files.
+        kept.extend(parts + plain)
+        parts, sub = [], [s for s in sub if _UNION_SUBDIR.match(s)]
     # A peeled Hive scratch ext dir stays as the location: it is where the job publishes.
     location = prefix + "/" + "/".join(kept) if kept or prefix else None
-    info = dict(location=location, partition_spec="/".join(parts) or None, file_name=file_name, temp=temp)
-    if file_name:
-        if file_name.startswith(("_tmp.", "_task_tmp.", ".")):
-            info["temp"] = True
-        m = _SPARK_FILE.match(file_name)
-        mr = _MR_FILE.match(file_name)
+    base = file_name
+    if sub:
+        file_name = "/".join(sub + ([file_name] if file_name else []))
+    info = dict(location=location, partition_spec="/".join(parts) or None, file_name=file_name)
+    if base:
+        m = _SPARK_FILE.match(base)
+        mr = _MR_FILE.match(base)
         if m:
             info.update(file_task=m["task"], write_uuid=m["uuid"])
         elif mr:
             info.update(file_task=mr["task"])
         else:
-            m = _HIVE_FILE.match(file_name)
+            m = _HIVE_FILE.match(base)
             if m:
                 info.update(
                     file_task=m["task"],
                     file_attempt=int(m["attempt"]) if m["attempt"] is not None else None,
                 )
     return PathInfo(**info)
+
+
+def _plain(seg: str) -> bool:
+    """A directory that is no temp, staging or scratch layer."""
+    return not (_HIVE_EXT.match(seg) or _HIVE_STAGING.match(seg) or seg == "_temporary"
+                or _SPARK_STAGING.match(seg) or _ATTEMPT_DIR.match(seg))
+
+
+def resolve_parent(directory: str) -> PathInfo:
+    """What ``resolve`` gives every file of ``directory``: its location and partition, and as
+    ``file_name`` the subdirectory inside the partition the files' names start with
+    (``HIVE_UNION_SUBDIR_1/``), or None. A listing or a table log resolves each directory once."""
+    info = resolve(directory.rstrip("/") + "/x")
+    return PathInfo(info.location, info.partition_spec, info.file_name[:-1] or None)
 
 
 def table_from_location(location: str | None) -> str | None:
@@ -133,19 +168,28 @@ def normalize_spec(spec: str | None) -> str | None:
 
     A value list without keys (the metastore audit's ``t[v1,v2]``) stays ``[v1,v2]``; the
     ``partition_events`` view matches it to the table's ``k=v`` spec with those values.
+    Quotes are taken off only where Hive's syntax puts them, around a whole value of a
+    ``PARTITION (ds='2024-01-01')`` clause or a value list; elsewhere (a path, a Delta or Iceberg
+    partition value, a Java map's ``{k=v}``) a quote is part of the value.
     """
     if spec is None:
         return None
     spec = spec.strip()
     if spec.startswith("[") or "=" not in spec:
-        values = [v.strip().strip("'\"") for v in spec.strip("[]").split(",")]
+        values = [_unquote(v.strip()) for v in spec.strip("[]").split(",")]
         return "[" + ",".join(values) + "]" if spec else None
+    quoted = spec.startswith("(")
     parts = [p.strip() for p in spec.strip("(){}").replace(",", "/").split("/") if p.strip()]
     out = []
     for p in parts:
         k, _, v = p.partition("=")
-        out.append(f"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}")
+        out.append(f"{k.strip()}={_unquote(v.strip()) if quoted else v.strip()}")
     return "/".join(out) or None
+
+
+def _unquote(value: str) -> str:
+    """A value quoted whole, in either of Hive's quotes, without them."""
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
 def enrich(ev: Event) -> Event:
@@ -182,6 +226,7 @@ def resolve_names(names) -> dict:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    names = pc.replace_substring_regex(names, "^.*/", "")  # a partition's subdirectory, as resolve's base name
     spark = pc.extract_regex(names, _SPARK_FILE.pattern)
     mr = pc.extract_regex(names, _MR_FILE.pattern)
     hive = pc.extract_regex(names, _HIVE_FILE.pattern)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 from urllib.parse import unquote
 
-from commitsleuth.forensics.paths import PathInfo, normalize_spec, resolve, split_scheme, table_from_location
+from commitsleuth.forensics.paths import PathInfo, normalize_spec, resolve, resolve_parent, split_scheme, table_from_location
 from commitsleuth.model import Event
 
 _SCHEMED = re.compile(r"^[a-zA-Z][\w+.-]*:")  # a URI (scheme:…), compiled once: a log names millions
@@ -191,7 +191,7 @@ normal_spec = functools.lru_cache(maxsize=4096)(normalize_spec)
 
 @functools.lru_cache(maxsize=4096)
 def _resolve_dir(directory: str) -> PathInfo:
-    return resolve(directory, is_dir=True)
+    return resolve_parent(directory)
 
 
 def resolve_file(path: str) -> PathInfo:
@@ -201,8 +201,8 @@ def resolve_file(path: str) -> PathInfo:
     if not directory or not name or "=" in name or ":" in name:
         return resolve(path)  # a k=v last segment is a directory to resolve(): its own rules
     where, own = _resolve_dir(directory), resolve(name)
-    return PathInfo(where.location, where.partition_spec, own.file_name, own.file_task, own.file_attempt,
-                    own.write_uuid, where.temp or own.temp)
+    return PathInfo(where.location, where.partition_spec, (where.file_name or "") + own.file_name, own.file_task,
+                    own.file_attempt, own.write_uuid)
 
 
 def storage_path(uri: str) -> str:

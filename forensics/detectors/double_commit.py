@@ -20,7 +20,10 @@ WITH removed AS (
     WHERE kind IN ('dedup_remove', 'delete') AND file_name IS NOT NULL
 ),
 named AS (
-    SELECT event_id, ts, app_id, location, partition_spec, table_name, file_name, file_task, file_attempt,
+    SELECT event_id, ts, app_id, location, partition_spec, table_name, file_name,
+           -- a task per subdirectory of the partition: each UNION ALL branch numbers its own tasks
+           CASE WHEN contains(file_name, '/') THEN regexp_extract(file_name, '^.*/') ELSE '' END || file_task AS file_task,
+           file_attempt,
            attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor,
            CASE WHEN kind = 'file_create' THEN host END AS create_host  -- the writing client's address
     FROM partition_events
@@ -36,10 +39,17 @@ dir_removed AS (
     SELECT location, partition_spec, max(ts) AS ts FROM (
         SELECT location, partition_spec, ts FROM events
         WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL
-        UNION ALL  -- a table's directory (DROP TABLE): the path reads as a file of its parent
-        SELECT location || '/' || file_name, NULL, ts FROM events
-        WHERE kind = 'delete' AND file_name IS NOT NULL AND partition_spec IS NULL
-          AND location IS NOT NULL AND ts IS NOT NULL)
+        UNION ALL  -- a table's directory (DROP TABLE): the path reads as a file of its parent,
+                   -- of a partition of it where a k=v directory holds tables (hdfs://nn/d/env=prod/t)
+        SELECT location || '/' || coalesce(partition_spec || '/', '') || file_name, NULL, ts FROM events
+        WHERE kind = 'delete' AND file_name IS NOT NULL AND location IS NOT NULL AND ts IS NOT NULL)
+    GROUP BY ALL
+),
+-- a delete of a directory inside the partition (or table): HIVE_UNION_SUBDIR_1, a list-bucketing
+-- directory, reads as a file of the partition; the files whose names start with it go with it
+subdir_removed AS (
+    SELECT location, partition_spec, file_name || '/' AS subdir, max(ts) AS ts FROM events
+    WHERE kind = 'delete' AND file_name IS NOT NULL AND location IS NOT NULL AND ts IS NOT NULL
     GROUP BY ALL
 ),
 surviving AS (
@@ -53,6 +63,9 @@ surviving AS (
      AND (d.partition_spec IS NULL OR d.partition_spec = n.partition_spec
           OR starts_with(n.partition_spec, d.partition_spec || '/'))
      AND d.ts > n.ts
+    ANTI JOIN subdir_removed s
+      ON s.location = n.location AND s.partition_spec IS NOT DISTINCT FROM n.partition_spec
+     AND starts_with(n.file_name, s.subdir) AND s.ts > n.ts
 ),
 -- Any duplicate involves an attempt other than the first (suffix _1, attempt 1, a stage retry):
 -- those few groups are the suspects among millions, and lists are built for them only.

@@ -40,7 +40,8 @@ after AS (
 )
 SELECT any_value(d.part_location) AS location, d.part_spec AS partition_spec,
        any_value(d.part_table) AS table_name,
-       list(DISTINCT d.actor ORDER BY d.actor) AS actors,
+       -- an unnamed actor (a delete with no user, thread or job) is left out, as Spark's lists do
+       coalesce(list(DISTINCT d.actor ORDER BY d.actor) FILTER (WHERE d.actor IS NOT NULL), []) AS actors,
        list_sort(list_distinct(list(d.event_id) || [any_value(r.event_id)])) AS evidence,
        any_value(r.ts) AS t0, max(d.ts) AS t1
 FROM dir_deletes d
@@ -101,7 +102,7 @@ dropped AS (  -- each drop with the first registration after it (a join, not a s
 ),
 deleted_data AS (
     SELECT g.location, g.partition_spec, any_value(g.table_name) AS table_name,
-           list(DISTINCT x.actor ORDER BY x.actor) AS actors,
+           coalesce(list(DISTINCT x.actor ORDER BY x.actor) FILTER (WHERE x.actor IS NOT NULL), []) AS actors,
            list_sort(list_distinct(any_value(g.files) || list(x.event_id))) AS evidence,
            any_value(g.t0) AS t0, any_value(g.t1) AS t1, 'deleted data' AS how
     FROM gone g JOIN removers x ON x.location = g.location AND x.partition_spec = g.partition_spec
@@ -128,8 +129,8 @@ ORDER BY location NULLS LAST, table_name, partition_spec
 
 
 def _named(row) -> str:
-    """The finding's actors, named (an actor the evidence leaves unnamed is NULL in the list)."""
-    return ", ".join(a for a in row["actors"] if a)
+    """The finding's actors, named (the SQL leaves out an actor the evidence does not name)."""
+    return ", ".join(row["actors"])
 
 
 class MetastoreMismatch(SqlDetector):

@@ -11,11 +11,8 @@ TABLE_WRITERS = "forensics/table_writers.py"
 MUTATIONS: list[tuple] = [
     # --- forensics/paths.py: every path to (location, partition, file), at ingest
     (PATHS, "prefix = \"s3a:\" + rest", "pass"),
-    (PATHS, "if file_name.startswith((\"_tmp.\", \"_task_tmp.\", \".\")):", "if file_name.startswith((\"_tmp.\", \"_task_tmp.\")):",
-     "equivalent: it changes only PathInfo.temp, which nothing that reaches a store reads: enrich (ingest) never copies it "
-     "to the event, audit.table_files and parsers/lakehouse.py take only location, partition_spec, file_name, file_task, "
-     "file_attempt and write_uuid from resolve (grep '\\.temp\\b': only lakehouse.resolve_file, building another PathInfo); "
-     "the detectors' temp test is the store's is_temp and base.TEMP_LAYER over the path itself"),
+    # (round 8: PathInfo.temp, read by tests only, is gone, and with it the equivalent mutation of
+    # its dot-file rule; the store's is_temp and base.TEMP_LAYER judge temp layers from the path)
     (PATHS, "return f\"{m['db']}.{m['table']}\".lower()", "return f\"{m['db']}.{m['table']}\""),
     (PATHS, "return f\"default.{m['table']}\".lower() if m else None", "return None"),
     (PATHS, "file_attempt=int(m[\"attempt\"]) if m[\"attempt\"] is not None else None,", "file_attempt=None,"),
@@ -25,8 +22,21 @@ MUTATIONS: list[tuple] = [
     (PATHS, "            kept.extend(mid)\n", "            pass\n"),
     (PATHS, "kept.pop()  # <table>/.hive-staging_…/-ext-10000 publishes into <table>", "pass"),
     (PATHS, "after_temporary = seg == \"_temporary\"", "after_temporary = False"),
-    (PATHS, "        if _UNION_SUBDIR.match(seg):\n            continue", "        if False:\n            continue"),
-    (PATHS, "out.append(f\"{k.strip()}={v.strip().strip(chr(39)).strip(chr(34))}\")", "out.append(f\"{k.strip()}={v.strip()}\")"),
+    # (round 8: a partition's subdirectory stays in its files' names; the UNION ALL rule's mutation
+    # 'if _UNION_SUBDIR.match(seg): continue' -> never became these)
+    (PATHS, "if _UNION_SUBDIR.match(seg) or (parts or sub) and _plain(seg) and not _TABLE_PARENT.match(seg):",
+     "if _UNION_SUBDIR.match(seg):"),
+    (PATHS, "if _UNION_SUBDIR.match(seg) or (parts or sub) and _plain(seg) and not _TABLE_PARENT.match(seg):",
+     "if (parts or sub) and _plain(seg) and not _TABLE_PARENT.match(seg):"),
+    (PATHS, "if _UNION_SUBDIR.match(seg) or (parts or sub) and _plain(seg) and not _TABLE_PARENT.match(seg):",
+     "if _UNION_SUBDIR.match(seg) or (parts or sub) and _plain(seg):"),
+    (PATHS, "kept.extend(parts + [s for s in sub if not _UNION_SUBDIR.match(s)])\n                parts, sub = [], []",
+     "parts, sub = [], []"),
+    (PATHS, "    if plain and (is_dir or not parts):", "    if plain and not parts:"),
+    # (round 8: quotes come off only in Hive's PARTITION (k='v') clause and value lists, a whole
+    # value's pair; the mutation of the old strip became these)
+    (PATHS, "out.append(f\"{k.strip()}={_unquote(v.strip()) if quoted else v.strip()}\")", "out.append(f\"{k.strip()}={v.strip()}\")"),
+    (PATHS, "quoted = spec.startswith(\"(\")", "quoted = True"),
     (PATHS, "is_dir=ev.kind in (\"publish\", \"dir_create\", \"task_commit\", \"load\")", "is_dir=ev.kind in (\"publish\", \"task_commit\", \"load\")"),
     (PATHS, "path = ev.target_path if ev.kind == \"load\" else ev.target_path or ev.path", "path = ev.target_path or ev.path"),
     (PATHS, "if spec.startswith(\"[\") or \"=\" not in spec:", "if spec.startswith(\"[\"):"),
