@@ -37,6 +37,23 @@ after AS (
     FROM touched
     WHERE kind IN ('dir_create', 'rename', 'file_create', 'task_commit', 'file', 'partition_drop') AND NOT {temp_p}
     GROUP BY ALL
+),
+-- each delete with the last registration of its partition before it (reg_ts): a running max over
+-- the partition's deletes and registrations in time order, deletes first at a tie, so only what
+-- came strictly before counts. Not a correlated max(): Spark decorrelates that into a nested loop
+-- join on ts < ts over every ts of partition_events, quadratic (issue 33, 10M events).
+deletes AS (
+    SELECT * FROM (
+        SELECT *, max(reg) OVER (PARTITION BY pkey, part_spec ORDER BY ts, reg NULLS FIRST
+                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reg_ts
+        FROM (SELECT *, NULL AS reg FROM dir_deletes
+              UNION ALL
+              SELECT y.pkey, y.part_spec, y.ts, NULL, NULL, NULL, NULL, NULL, y.ts FROM touched y
+              WHERE coalesce(y.status, 'ok') <> 'failed'
+                AND y.kind IN ('partition_add', 'partition_alter', 'partition_exists')
+             ) AS u
+    ) AS w
+    WHERE reg IS NULL
 )
 SELECT any_value(d.part_location) AS location, d.part_spec AS partition_spec,
        any_value(d.part_table) AS table_name,
@@ -44,17 +61,14 @@ SELECT any_value(d.part_location) AS location, d.part_spec AS partition_spec,
        coalesce(list(DISTINCT d.actor ORDER BY d.actor) FILTER (WHERE d.actor IS NOT NULL), []) AS actors,
        list_sort(list_distinct(list(d.event_id) || [any_value(r.event_id)])) AS evidence,
        any_value(r.ts) AS t0, max(d.ts) AS t1
-FROM dir_deletes d
+FROM deletes d
 JOIN reg r ON r.pkey = d.pkey AND r.part_spec = d.part_spec AND d.ts > r.ts
 LEFT JOIN after a ON a.pkey = d.pkey AND a.part_spec = d.part_spec
 WHERE (a.ts IS NULL OR a.ts < d.ts) AND NOT {temp_dp}
   -- a drop since the last registration before the delete: the partition was no longer registered
   AND NOT EXISTS (SELECT 1 FROM touched x
                   WHERE x.pkey = d.pkey AND x.part_spec = d.part_spec AND x.kind = 'partition_drop' AND x.ts < d.ts
-                    AND x.ts >= (SELECT max(y.ts) FROM touched y
-                                 WHERE y.pkey = d.pkey AND y.part_spec = d.part_spec AND y.ts < d.ts
-                                   AND y.kind IN ('partition_add', 'partition_alter', 'partition_exists')
-                                   AND coalesce(y.status, 'ok') <> 'failed'))
+                    AND x.ts >= d.reg_ts)
 GROUP BY d.pkey, d.part_spec
 """
 

@@ -401,7 +401,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS107", "SEMI JOIN dir_deletes d ON d.pkey = coalesce(e.part_location, e.part_table) AND d.part_spec = e.part_spec",
      "SEMI JOIN dir_deletes d ON d.part_spec = e.part_spec",
      "equivalent: the semi join only narrows touched; every reader of touched (reg, after, the drop check) joins "
-     "it on pkey and part_spec again, so rows of another pkey it lets through are never matched"),
+     "it on pkey and part_spec again (the deletes' window partitions by them), so rows of another pkey it lets through are never matched"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
      "WHERE kind IN ('partition_add') AND coalesce(status, 'ok') <> 'failed'"),
     ("CS107", "WHERE kind IN ('partition_add', 'partition_alter', 'partition_exists') AND coalesce(status, 'ok') <> 'failed'",
@@ -429,10 +429,16 @@ MUTATIONS: list[tuple[str, ...]] = [
      "drops, the metastore calls of parsers/messages.py PARTITION_CALLS, carry no path, so NOT {temp_p} keeps each one), "
      "and its ts >= d.ts already fails (a.ts IS NULL OR a.ts < d.ts): the mutant only drops rows the WHERE drops"),
     ("CS107", "AND x.kind = 'partition_drop' AND x.ts < d.ts", "AND x.ts < d.ts"),
-    ("CS107", "                    AND x.ts >= (SELECT max(y.ts) FROM touched y", "                    AND x.ts >= (SELECT min(y.ts) FROM touched y"),
-    ("CS107", "WHERE y.pkey = d.pkey AND y.part_spec = d.part_spec AND y.ts < d.ts", "WHERE y.pkey = d.pkey AND y.part_spec = d.part_spec"),
+    # the last registration before the delete (round 8: a running max over the partition's deletes and
+    # registrations, not a correlated max(); these four mutate the conditions the subquery had)
+    ("CS107", "SELECT *, max(reg) OVER (PARTITION BY pkey, part_spec", "SELECT *, min(reg) OVER (PARTITION BY pkey, part_spec"),
+    ("CS107", "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reg_ts",
+     "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS reg_ts"),  # was: y.ts < d.ts removed
     ("CS107", "AND y.kind IN ('partition_add', 'partition_alter', 'partition_exists')\n", "\n"),
-    ("CS107", "AND coalesce(y.status, 'ok') <> 'failed'))", "))"),
+    ("CS107", "WHERE coalesce(y.status, 'ok') <> 'failed'\n", "WHERE true\n"),
+    # new with the window: a registration at the delete's own ts is not before it; only deletes are the rows kept
+    ("CS107", "ORDER BY ts, reg NULLS FIRST", "ORDER BY ts, reg NULLS LAST"),
+    ("CS107", "    WHERE reg IS NULL\n", "\n"),
     # the deleted-data arm: every file that reached the partition removed, by a non-writer
     ("CS107", "SELECT * FROM file_fates_at((SELECT keys FROM lost)) WHERE partition_spec IS NOT NULL",
      "SELECT * FROM file_fates_at((SELECT keys FROM lost))",
