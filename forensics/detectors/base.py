@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from commitsleuth.forensics.paths import TEMP_DIRS
 from commitsleuth.model import SEVERITIES
 
 
@@ -103,10 +104,12 @@ class SqlDetector(Detector):
         return None
 
 
-# A writer's temp or staging layer in a path: _temporary, .spark-staging-<uuid>, .hive-staging_*,
-# _task_tmp.*, _tmp.*, Hive's -ext-N scratch dirs. One pattern for every detector (the
-# partition_events view's is_temp column uses the same, behind a cheap substring test).
-TEMP_LAYER = r"/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)"
+# A writer's temp or staging layer in a path: paths.TEMP_DIRS (_temporary, the S3A magic
+# committer's __magic, .spark-staging-<uuid>, .hive-staging_*, _task_tmp.*, _tmp.*) and Hive's
+# -ext-N scratch dirs. One pattern for every detector (the partition_events view's is_temp
+# column, migration 0075, uses the same behind a cheap substring test; tests/test_temp_layer.py
+# holds the two to one another).
+TEMP_LAYER = rf"/({TEMP_DIRS}|-ext-[0-9]+[^/]*)(/|$)"
 
 
 def in_temp_layer(column: str) -> str:
