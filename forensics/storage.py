@@ -28,7 +28,7 @@ SELECT any_value(location) AS location, any_value(partition_spec) AS partition_s
        list(event_id ORDER BY event_id) AS evidence,
        min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
 FROM (
-    SELECT *, spark_attempt_label(app_id || '_' || run, stage_id, stage_attempt, NULL, attempt_no,
+    SELECT *, spark_attempt_label(app_id || '_' || run, stage_id, stage_attempt, CAST(NULL AS INTEGER), attempt_no,
                                   TRY_CAST(regexp_extract(task_id, '^TID ([0-9]+)$', 1) AS BIGINT), host) AS run_label
     FROM (SELECT *, CASE WHEN attempt_id IS NOT NULL THEN spark_run(detail->>'caller_context', app_id) END AS run
           FROM partition_events

@@ -27,7 +27,8 @@ WHERE kind = 'app_start' AND app_id IS NOT NULL AND detail->>'attempt' IS NOT NU
 -- one run only keeps the key '<app> TID <n>' for every name of its TIDs (a driver or executor
 -- log names no run). Of an application seen in several runs, an attempt whose run is known is
 -- '<app>_<run> TID <n>' (Spark's own name of the run), one whose run no record says stays
--- '<app> TID <n>': never merged into either run.
+-- '<app> TID <n>': never merged into either run. `run` is what its records say, never guessed
+-- (a log of a run whose event log is missing would be taken for the one run seen).
 CREATE OR REPLACE VIEW attempts AS
 WITH named AS (
     SELECT event_id, kind, ts, source_id, app_id, job_id, stage_id, stage_attempt, task_id, attempt_id, attempt_no,
@@ -47,15 +48,14 @@ ran AS (
     FROM named n LEFT JOIN source_runs s ON s.source_id = n.source_id AND s.app_id = n.app_id
 ),
 app_runs AS (  -- the runs of each application any record names
-    SELECT app_id, count(DISTINCT run) AS runs, any_value(run) AS only_run FROM (
+    SELECT app_id, count(DISTINCT run) AS runs FROM (
         SELECT app_id, run FROM ran WHERE run IS NOT NULL AND tid IS NOT NULL
         UNION ALL
         SELECT app_id, run FROM source_runs)
     GROUP BY app_id
 ),
 keyed AS (
-    SELECT r.* EXCLUDE (run),
-           CASE WHEN coalesce(a.runs, 0) > 1 THEN r.run ELSE coalesce(r.run, a.only_run) END AS run,
+    SELECT r.*,
            CASE WHEN r.tid IS NULL OR r.app_id IS NULL THEN r.attempt_id
                 WHEN a.runs > 1 AND r.run IS NOT NULL THEN r.app_id || '_' || r.run || ' TID ' || r.tid
                 ELSE r.app_id || ' TID ' || r.tid END AS attempt_key

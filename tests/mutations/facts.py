@@ -38,7 +38,6 @@ MUTATIONS: list[tuple] = [
     (M0074, "WHEN a.runs > 1 AND r.run IS NOT NULL THEN r.app_id || '_' || r.run || ' TID ' || r.tid", "WHEN false THEN NULL"),
     (M0074, "WHEN a.runs > 1 AND r.run IS NOT NULL THEN", "WHEN r.run IS NOT NULL THEN"),
     (M0074, "WHEN a.runs > 1 AND r.run IS NOT NULL THEN", "WHEN a.runs > 1 THEN"),
-    (M0074, "CASE WHEN coalesce(a.runs, 0) > 1 THEN r.run ELSE coalesce(r.run, a.only_run) END AS run", "r.run AS run"),
     # --- partitions: every partition any source knows, its registrations, its files
     (M0040, "WHEN kind = 'dir_create' THEN 'directory'", "WHEN false THEN ''"),
     (M0040, "WHEN kind IN ('delete', 'dedup_remove') THEN 'removals'", "WHEN false THEN ''"),
