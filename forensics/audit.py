@@ -22,7 +22,8 @@ from typing import Callable, Iterator, NamedTuple
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import Finding
-from commitsleuth.forensics.paths import TEMP_DIRS, PathInfo, enrich, resolve, resolve_names, table_from_location
+from commitsleuth.forensics.detectors.base import TEMP_DIRS
+from commitsleuth.forensics.paths import PathInfo, enrich, resolve, resolve_names, table_from_location
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
 from commitsleuth.parsers.lakehouse import hadoop_table, record_table, storage_path, table_root, write_columns

@@ -15,12 +15,6 @@ from dataclasses import dataclass
 from commitsleuth.model import Event
 
 _S3_SCHEMES = ("s3", "s3n", "s3a")
-# A writer's temp or staging directory, by its name: FileOutputCommitter's _temporary, the S3A
-# magic committer's __magic (Hadoop 3.3.5+: __magic_job-<uuid>), Spark's .spark-staging-<uuid>,
-# Hive's .hive-staging_*, _task_tmp.* and _tmp.*. The one definition: the detectors' TEMP_LAYER
-# (forensics/detectors/base.py, with Hive's -ext-N scratch dirs), CS109's leftover directories and
-# audit's listing of empty ones are built from it.
-TEMP_DIRS = r"_temporary|__magic(?:_job-[^/]*)?|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*"
 # S3A magic committer (CommitConstants MAGIC, BASE; CommitUtilsWithMR): an attempt writes
 # <dest>/__magic/job-<uuid>/tasks/<attempt>/__base/<relative path> (Hadoop 3.3.5+:
 # <dest>/__magic_job-<uuid>/…) for <dest>/<relative path>; the .pending and .pendingset files

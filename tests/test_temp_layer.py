@@ -1,4 +1,4 @@
-"""One definition of a writer's temp layer (forensics/paths.py TEMP_DIRS): the detectors' TEMP_LAYER,
+"""One definition of a writer's temp layer (forensics/detectors/base.py TEMP_DIRS): the detectors' TEMP_LAYER,
 the store's is_temp (migration 0075), CS109's leftover directories, audit's listing and the path
 resolution all read it, the S3A magic committer's __magic included."""
 
@@ -9,9 +9,9 @@ import re
 import pytest
 
 from commitsleuth.forensics import audit
-from commitsleuth.forensics.detectors.base import TEMP_LAYER
+from commitsleuth.forensics.detectors.base import TEMP_DIRS, TEMP_LAYER
 from commitsleuth.forensics.detectors.leftover_temp import LeftoverTemp
-from commitsleuth.forensics.paths import TEMP_DIRS, resolve
+from commitsleuth.forensics.paths import resolve
 from commitsleuth.forensics.spark_engine import live_objects
 
 # S3A's magic layouts (CommitConstants MAGIC "__magic", BASE "__base"; CommitUtilsWithMR

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.attempt_labels import label_of
-from commitsleuth.forensics.detectors.base import SqlDetector
-from commitsleuth.forensics.paths import TEMP_DIRS
+from commitsleuth.forensics.detectors.base import TEMP_DIRS, SqlDetector
 from commitsleuth.forensics.file_attempts import ATTEMPTS_LIST, file_attempts_sql
 
 # Only a listing (audit, inventory 'file' events) sees what is left on disk: entries inside

@@ -147,14 +147,14 @@ MUTATIONS: list[tuple] = [
      "equivalent: the one caller (CS202) looks up only the commits it asked for: a commit it did not ask for is never read"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
     (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
-    # (round 8: the temp directories' names moved to paths.TEMP_DIRS, which TEMP_LAYER reads)
-    (PATHS, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
+    # (round 8: the temp directories' names are TEMP_DIRS, which TEMP_LAYER, CS109 and audit read)
+    (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
     # round 8, genB: the S3A magic committer's __magic layer
-    (PATHS, "|__magic(?:_job-[^/]*)?|", "|"),
+    (BASE, "|__magic(?:_job-[^/]*)?|", "|"),
     # (round 8: CS109's own copies of these alternatives, now read from TEMP_DIRS)
-    (PATHS, r"|\.hive-staging[^/]*|", "|"),
-    (PATHS, 'TEMP_DIRS = r"_temporary|__magic', 'TEMP_DIRS = r"__magic'),
-    (PATHS, r'|_task_tmp\.[^/]*|_tmp\.[^/]*"', '"'),
+    (BASE, r"|\.hive-staging[^/]*|", "|"),
+    (BASE, 'TEMP_DIRS = r"_temporary|__magic', 'TEMP_DIRS = r"__magic'),
+    (BASE, r'|_task_tmp\.[^/]*|_tmp\.[^/]*"', '"'),
     (PATHS, "        if _MAGIC.match(seg):\n", "        if False:\n"),
     (PATHS, "in_magic = seg != _MAGIC_BASE", "in_magic = False"),
     (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
