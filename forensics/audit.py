@@ -22,6 +22,7 @@ from typing import Callable, Iterator, NamedTuple
 from commitsleuth.errors import InputError
 from commitsleuth.forensics.analyze import analyze
 from commitsleuth.forensics.detectors import Finding
+from commitsleuth.forensics.detectors.base import TEMP_DIRS
 from commitsleuth.forensics.paths import PathInfo, enrich, resolve, resolve_names, resolve_parent, table_from_location
 from commitsleuth.forensics.success_manifest import MAX_BYTES, read_hadoop_manifest, read_manifest
 from commitsleuth.model import Event
@@ -31,7 +32,7 @@ from commitsleuth.store import Store
 BATCH = 50_000
 _PART_DIR = re.compile(r"^[^=/]+=[^/]*$")
 # Writers' temp layers: listed as directories too, so an empty leftover still shows.
-_TEMP_DIR = re.compile(r"^(_temporary|\.spark-staging-.*|\.hive-staging.*|_task_tmp\..*|_tmp\..*)$")
+_TEMP_DIR = re.compile(rf"^({TEMP_DIRS})$")
 _SCHEME = re.compile(r"^[a-zA-Z][\w+.-]*:")
 
 

@@ -90,11 +90,20 @@ SELECT file_name, arrived_how, attempt, tie_confidence, coalesce(user, thread, q
 FROM file_lineage WHERE (table_name = $t OR location = $t) AND partition_spec = $p
 ORDER BY created_at, event_id
 """
+# A file's attempt by its name, of the file's application and run (migration 0074: a YARN
+# restart's second run names its attempts as the first did); a run the file's record does not
+# state leaves either run's.
 _ATTEMPTS = """
-SELECT a.label, a.host, a.speculative, a.end_status, list(DISTINCT l.file_name ORDER BY l.file_name)
-FROM file_lineage l JOIN attempts a ON a.attempt_key = l.attempt OR list_contains(a.names, l.attempt)
+SELECT CASE WHEN starts_with(a.attempt_key, a.app_id || '_' || a.run || ' ')
+            THEN a.label || ' of ' || a.app_id || '_' || a.run ELSE a.label END AS shown,
+       a.host, a.speculative, a.end_status, list(DISTINCT l.file_name ORDER BY l.file_name)
+FROM file_lineage l JOIN events e ON e.event_id = l.event_id
+LEFT JOIN source_runs s ON s.source_id = e.source_id AND s.app_id = e.app_id
+JOIN attempts a ON (a.attempt_key = l.attempt OR list_contains(a.names, l.attempt))
+ AND (l.app_id IS NULL OR a.app_id = l.app_id)
+ AND (a.run IS NULL OR a.run = coalesce(spark_run(e.detail->>'caller_context', e.app_id), s.run, a.run))
 WHERE (l.table_name = $t OR l.location = $t) AND l.partition_spec = $p
-GROUP BY ALL ORDER BY a.label
+GROUP BY ALL ORDER BY shown
 """
 
 

@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from commitsleuth.model import Event
 
 _S3_SCHEMES = ("s3", "s3n", "s3a")
+# S3A magic committer (CommitConstants MAGIC, BASE; CommitUtilsWithMR): an attempt writes
+# <dest>/__magic/job-<uuid>/tasks/<attempt>/__base/<relative path> (Hadoop 3.3.5+:
+# <dest>/__magic_job-<uuid>/…) for <dest>/<relative path>; the .pending and .pendingset files
+# under it are the commit's own records.
+_MAGIC = re.compile(r"^__magic(?:_job-.*)?$")
+_MAGIC_BASE = "__base"
 _PART_SEG = re.compile(r"^[^=/]+=[^/]*$")
 _HIVE_EXT = re.compile(r"^(?:_task_tmp\.|_tmp\.)?(-ext-\d+)(?:\.intermediate|\.moved)?$")
 _HIVE_STAGING = re.compile(r"^\.hive-staging_|^\.staging_|^_tmp\.")
@@ -77,7 +83,14 @@ def resolve(path: str, *, is_dir: bool = False) -> PathInfo:
     parts: list[str] = []
     sub: list[str] = []  # plain directories after the partition (or a UNION ALL subdir of the table)
     after_temporary = False
+    in_magic = False
     for seg in segs:
+        if in_magic:  # the committer's own directories up to __base: the path below it is the output's
+            in_magic = seg != _MAGIC_BASE
+            continue
+        if _MAGIC.match(seg):
+            temp = in_magic = True
+            continue
         if after_temporary and seg.isdigit():
             after_temporary = False
             continue  # _temporary/<appAttempt>/

@@ -103,10 +103,18 @@ class SqlDetector(Detector):
         return None
 
 
-# A writer's temp or staging layer in a path: _temporary, .spark-staging-<uuid>, .hive-staging_*,
-# _task_tmp.*, _tmp.*, Hive's -ext-N scratch dirs. One pattern for every detector (the
-# partition_events view's is_temp column uses the same, behind a cheap substring test).
-TEMP_LAYER = r"/(_temporary|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*|-ext-[0-9]+[^/]*)(/|$)"
+# A writer's temp or staging directory, by its name: FileOutputCommitter's _temporary, the S3A
+# magic committer's __magic (Hadoop 3.3.5+: __magic_job-<uuid>), Spark's .spark-staging-<uuid>,
+# Hive's .hive-staging_*, _task_tmp.* and _tmp.*. The one definition: the detectors' TEMP_LAYER
+# (below, with Hive's -ext-N scratch dirs), CS109's leftover directories and
+# audit's listing of empty ones are built from it.
+TEMP_DIRS = r"_temporary|__magic(?:_job-[^/]*)?|\.spark-staging-[^/]*|\.hive-staging[^/]*|_task_tmp\.[^/]*|_tmp\.[^/]*"
+# A writer's temp or staging layer in a path: TEMP_DIRS (_temporary, the S3A magic
+# committer's __magic, .spark-staging-<uuid>, .hive-staging_*, _task_tmp.*, _tmp.*) and Hive's
+# -ext-N scratch dirs. One pattern for every detector (the partition_events view's is_temp
+# column, migration 0075, uses the same behind a cheap substring test; tests/test_temp_layer.py
+# holds the two to one another).
+TEMP_LAYER = rf"/({TEMP_DIRS}|-ext-[0-9]+[^/]*)(/|$)"
 
 
 def in_temp_layer(column: str) -> str:

@@ -19,16 +19,27 @@ WITH removed AS (
     SELECT DISTINCT location, partition_spec, file_name FROM events
     WHERE kind IN ('dedup_remove', 'delete') AND file_name IS NOT NULL
 ),
+-- the S3A magic committer: an attempt's pending write under __magic names the final path its
+-- upload becomes when the job commits (s3-access's detail.magic_dest); one attempt per path
+magic AS (
+    SELECT detail->>'magic_dest' AS dest, min(attempt_id) AS magic_attempt, arg_min(host, event_id) AS magic_host FROM events
+    WHERE contains(path, '/__magic') AND attempt_id IS NOT NULL AND detail->>'magic_dest' IS NOT NULL
+    GROUP BY 1 HAVING count(DISTINCT attempt_id) = 1
+),
 named AS (
     SELECT event_id, ts, app_id, location, partition_spec, table_name, file_name,
            -- a task per subdirectory of the partition: each UNION ALL branch numbers its own tasks
            CASE WHEN contains(file_name, '/') THEN regexp_extract(file_name, '^.*/') ELSE '' END || file_task AS file_task,
            file_attempt,
-           attempt_id, coalesce(attempt_id, 'file ' || file_name) AS actor,
-           CASE WHEN kind = 'file_create' THEN host END AS create_host  -- the writing client's address
-    FROM partition_events
+           coalesce(attempt_id, magic_attempt) AS attempt_id, coalesce(attempt_id, magic_attempt, 'file ' || file_name) AS actor,
+           -- the writing client's address (of a completed upload: the attempt's that wrote it)
+           CASE WHEN kind = 'file_create' THEN CASE WHEN p.attempt_id IS NULL THEN magic_host ELSE host END END AS create_host
+    FROM partition_events p LEFT JOIN magic m ON p.attempt_id IS NULL AND m.dest = p.path
     WHERE file_task IS NOT NULL AND location IS NOT NULL AND write_uuid IS NULL
       AND (kind = 'rename' OR (kind = 'file' AND file_attempt IS NOT NULL AND NOT is_temp)
+           -- an S3A committer's job commit completed a task's multipart upload into place (the
+           -- job's record: the attempt is the one whose magic path named it, else the file)
+           OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')
            -- a direct write: an attempt created its own file (NNNNNN_A) in the final partition, no rename;
            -- one name created by two attempts is the storage arm's
            OR (kind = 'file_create' AND file_attempt IS NOT NULL AND attempt_id IS NOT NULL AND NOT is_temp))

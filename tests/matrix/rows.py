@@ -724,3 +724,98 @@ def by_id() -> dict[str, Row]:
     out = {r.id: r for r in ROWS}
     assert len(out) == len(ROWS), "two rows with one id"
     return out
+
+
+# round 8, genB ==================================================================================
+# A YARN restart (spark.yarn.maxAppAttempts): application attempt 2 runs under the same id and
+# counts TIDs from 0 again. Each run's event log is <appId>_<attemptId>, its start says "App
+# Attempt ID"; its tasks' caller contexts SPARK_TASK_<appId>_<attemptId>_…. Both runs' TID 3 write
+# 000003_0 straight into the partition (a direct writer). Negative twin: each run's TID 3 wrote
+# under _temporary and each run's driver committed the job by rename (FileOutputCommitter v1).
+
+def _yarn_restart():
+    def run(n: int, t0: float, host: str, executor: str) -> str:
+        start = {**F.app_start(APP, at(t0)), "App Attempt ID": str(n)}
+        events = [start, F.env(1), F.sql_start(0, at(t0 + 1), LOC, ["ds"]), F.job_start(0, at(t0 + 2), [0], 0)]
+        events += F.spark_attempt(0, 3, 3, 0, at(t0 + 3), at(t0 + 8), host, executor)
+        if n == 2:
+            events += [F.job_end(0, at(t0 + 20)), F.sql_end(0, at(t0 + 21))]
+        return "\n".join(F.j(e) for e in events) + "\n"
+
+    def build(pos):
+        lines = []
+        for n, t0, ip in ((1, 0, "10.0.0.11"), (2, 600, "10.0.0.12")):
+            ctx = F.spark_task_ctx(f"{APP}_{n}", 0, 0, 0, 3, 0)
+            final = f"{TABLE_DIR}/{SPEC}/000003_0"
+            if pos:
+                lines.append(F.hdfs(at(t0 + 5), "etl (auth:SIMPLE)", ip, "create", final, perm="etl:hadoop:rw-r--r--", ctx=ctx))
+                continue
+            job = f"2024051910{n:02d}00_0000"
+            tmp = f"{TABLE_DIR}/_temporary/0/_temporary/attempt_{job}_m_000003_3/{SPEC}/000003_0"
+            task = f"{TABLE_DIR}/_temporary/0/task_{job}_m_000003"
+            lines.append(F.hdfs(at(t0 + 5), "etl (auth:SIMPLE)", ip, "create", tmp, perm="etl:hadoop:rw-r--r--", ctx=ctx))
+            lines.append(F.hdfs(at(t0 + 7), "etl (auth:SIMPLE)", ip, "rename", tmp.rsplit(f"/{SPEC}/", 1)[0], task,
+                                perm="etl:hadoop:rwxr-xr-x", ctx=ctx))
+            if n == 2:
+                lines.append(F.hdfs(at(t0 + 9), "etl (auth:SIMPLE)", "10.0.0.5", "delete", final, ctx=f"SPARK_DRIVER_{APP}_{n}"))
+            lines.append(F.hdfs(at(t0 + 10), "etl (auth:SIMPLE)", "10.0.0.5", "rename", f"{task}/{SPEC}/000003_0", final,
+                                perm="etl:hadoop:rw-r--r--", ctx=f"SPARK_DRIVER_{APP}_{n}"))
+        return {"files": {f"spark-events/{APP}_1": run(1, 0, "10.0.0.11", "1"),
+                          f"spark-events/{APP}_2": run(2, 600, "10.0.0.12", "2"),
+                          "hdfs/hdfs-audit.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+ROWS += twins("double-write", "spark-eventlog+hdfs-audit", "direct", "yarn-restart", _yarn_restart(),
+              [Expect("CS101", SPEC, (f"{APP}_1/stage 0.0/attempt 0 (TID 3) on 10.0.0.11",
+                                      f"{APP}_2/stage 0.0/attempt 0 (TID 3) on 10.0.0.12"))])
+
+
+# The S3A committers as an S3 access log shows them: each attempt of task 7 starts a multipart
+# upload of its final key (per-attempt names 000007_0, 000007_1) with its Referer's ta=; the magic
+# committer's attempt also writes its pending commit under <dest>/__magic/job-<uuid>/tasks/<attempt>/
+# __base/ (a 0-byte marker and the .pending file; Hadoop 3.3.5+ __magic_job-<uuid>/) and its task
+# commit the <task>.pendingset; the job commit completes the uploads (REST.POST.UPLOAD, a job
+# Referer without ta=). Positive: both attempts' uploads completed. Negative twin: the loser's
+# upload aborted (REST.DELETE.UPLOAD), one completed.
+
+def _s3_pending(layout: str):
+    magic = {"s3a-magic": f"{S3_TABLE}/__magic/job-{UUID}", "s3a-magic-job": f"{S3_TABLE}/__magic_job-{UUID}"}.get(layout)
+
+    def build(pos):
+        lines, rid = [], iter(range(100, 200))
+
+        def rec(t, op, key, attempt, ip, size=None):
+            method = {"REST.PUT": "PUT", "REST.POS": "POST", "REST.DEL": "DELETE"}[op[:8]]
+            ref = F.s3a_referer("op_create" if attempt else "op_commit_job", f"s3a://{BUCKET}/{key}", "etl",
+                                job=UUID, attempt=attempt, span=f"7f1c2d3e-{next(rid)}")
+            lines.append(F.s3(at(t), BUCKET, op, key, requester="arn:aws:iam::123456789012:role/etl", ip=ip,
+                              request_id=f"R7QW1Z2X3C{next(rid)}", size=size, referer=ref, method=method))
+        for n in (0, 1):
+            att, ip, name = f"attempt_20240519100000_0001_m_000007_{n}", f"10.0.0.1{n + 1}", f"000007_{n}"
+            final = f"{S3_TABLE}/{SPEC}/{name}"
+            rec(10 + n, "REST.POST.UPLOADS", final, att, ip)
+            rec(11 + n, "REST.PUT.PART", final, att, ip, 4096)
+            if magic:
+                base = f"{magic}/tasks/{att}/__base/{SPEC}/{name}"
+                rec(12 + n, "REST.PUT.OBJECT", base, att, ip, 0)
+                rec(12 + n, "REST.PUT.OBJECT", base + ".pending", att, ip, 812)
+        for n in (0, 1):
+            att, ip = f"attempt_20240519100000_0001_m_000007_{n}", f"10.0.0.1{n + 1}"
+            if n == 0 or pos:
+                if magic:
+                    rec(20 + n, "REST.PUT.OBJECT", f"{magic}/task_20240519100000_0001_m_000007.pendingset", att, ip, 1024)
+            else:
+                rec(20 + n, "REST.DELETE.UPLOAD", f"{S3_TABLE}/{SPEC}/000007_{n}", att, ip)
+        for n in ((0, 1) if pos else (0,)):
+            rec(30 + n, "REST.POST.UPLOAD", f"{S3_TABLE}/{SPEC}/000007_{n}", None, "10.0.0.5", 4096)
+        rec(35, "REST.PUT.OBJECT", f"{S3_TABLE}/_SUCCESS", None, "10.0.0.5", 2048)
+        return {"files": {"s3/access.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+for _layout in ("s3a-magic", "s3a-magic-job"):
+    ROWS += twins("double-write", "s3", _layout, "pending-uploads", _s3_pending(_layout),
+                  [Expect("CS101", SPEC, ("attempt_20240519100000_0001_m_000007_0", "attempt_20240519100000_0001_m_000007_1"))])
+ROWS += twins("double-write", "s3", "s3a-staging", "pending-uploads", _s3_pending("s3a-staging"),
+              [Expect("CS101", SPEC, ("000007_0", "000007_1"))])

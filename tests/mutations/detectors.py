@@ -41,8 +41,20 @@ MUTATIONS: list[tuple[str, ...]] = [
      "AND attempt_id IS NOT NULL AND NOT is_temp))"),
     ("CS101", "AND attempt_id IS NOT NULL AND NOT is_temp))", "AND NOT is_temp))"),
     ("CS101", "AND attempt_id IS NOT NULL AND NOT is_temp))", "AND attempt_id IS NOT NULL))"),
-    ("CS101", "CASE WHEN kind = 'file_create' THEN host END AS create_host", "NULL AS create_host"),
-    ("CS101", "CASE WHEN kind = 'file_create' THEN host END AS create_host", "host AS create_host"),
+    ("CS101", "CASE WHEN kind = 'file_create' THEN CASE WHEN p.attempt_id IS NULL THEN magic_host ELSE host END END AS create_host",
+     "NULL AS create_host"),
+    ("CS101", "CASE WHEN kind = 'file_create' THEN CASE WHEN p.attempt_id IS NULL THEN magic_host ELSE host END END AS create_host",
+     "host AS create_host"),
+    # round 8, genB: an S3A committer's job commit completing uploads into place, the magic
+    # committer's pending writes naming the attempt of each
+    ("CS101", "OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')",
+     "OR false"),
+    ("CS101", "AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')", "AND file_attempt IS NOT NULL)"),
+    ("CS101", "OR (kind = 'file_create' AND NOT is_temp AND file_attempt", "OR (kind = 'file_create' AND file_attempt"),
+    ("CS101", "WHERE contains(path, '/__magic') AND attempt_id IS NOT NULL AND detail->>'magic_dest' IS NOT NULL",
+     "WHERE false"),
+    ("CS101", "    GROUP BY 1 HAVING count(DISTINCT attempt_id) = 1\n", "    GROUP BY 1\n"),
+    ("CS101", "coalesce(attempt_id, magic_attempt) AS attempt_id", "attempt_id"),
     # a delete of the partition directory (or the location) after a file cancels it
     ("CS101", "WHERE kind = 'delete' AND file_name IS NULL AND location IS NOT NULL AND ts IS NOT NULL",
      "WHERE kind = 'delete' AND location IS NOT NULL AND ts IS NOT NULL"),
@@ -521,10 +533,9 @@ MUTATIONS: list[tuple[str, ...]] = [
      "equivalent: temp_dir is CASE WHEN is_temp THEN … END: NULL for any other row, which WHERE temp_dir <> '' drops"),
     ("CS109", "WHERE kind = 'file' AND is_temp AND location IS NOT NULL", "WHERE is_temp AND location IS NOT NULL"),
     ("CS109", "WHERE temp_dir <> ''", ""),
-    ("CS109", r"|\\.spark-staging-[^/]*|", "|"),
-    ("CS109", r"|\\.hive-staging[^/]*|", "|"),
-    ("CS109", r"(_temporary|\\.spark", r"(\\.spark"),
-    ("CS109", r"|_task_tmp\\.[^/]*|_tmp\\.[^/]*))", "))"),
+    # (round 8: CS109's directory names are paths.TEMP_DIRS now, whose alternatives rules.py
+    # mutates for every reader; here CS109's own reading of them)
+    ("CS109", '.replace("{temp_dirs}", TEMP_DIRS)', '.replace("{temp_dirs}", "_temporary")'),
 
     # ===== CS110 empty-partition (forensics/detectors/empty_partition.py) =====
     ("CS110", "WHERE kind = 'file' AND detail->>'dir' = 'true' AND partition_spec IS NOT NULL AND NOT is_temp",

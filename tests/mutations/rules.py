@@ -2,11 +2,15 @@
 paths (at ingest), actors, storage, file ties, attempt labels, remedies, the detectors' base and
 the table writers (CS201, CS202)."""
 
+from commitsleuth.forensics.storage import DOUBLE_WRITES_SQL
+
 PATHS, ACTORS = "forensics/paths.py", "forensics/actors.py"
 STORAGE, FILE_ATTEMPTS = "forensics/storage.py", "forensics/file_attempts.py"
 LABELS, REMEDIES = "forensics/attempt_labels.py", "forensics/remedies.py"
 BASE = "forensics/detectors/base.py"
 TABLE_WRITERS = "forensics/table_writers.py"
+# CS101's storage arm from its key to its HAVING (the key is both selected and grouped on)
+_KEYED = DOUBLE_WRITES_SQL[DOUBLE_WRITES_SQL.index("coalesce(app_id, job_id) AS app_id"):DOUBLE_WRITES_SQL.index("HAVING")]
 
 MUTATIONS: list[tuple] = [
     # --- forensics/paths.py: every path to (location, partition, file), at ingest
@@ -50,9 +54,15 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "WHERE kind IN ('file_create', 'rename') AND NOT is_temp", "WHERE kind IN ('file_create', 'rename')"),
     # (round 7: the mutant dropped the key from GROUP BY only and no longer ran - the SELECT names it;
     # the same condition, dropped from both)
-    (STORAGE, "coalesce(app_id, job_id) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(app_id, job_id), coalesce(target_path, path)",
-     "any_value(coalesce(app_id, job_id)) AS app_id,\n       list(DISTINCT attempt_id ORDER BY attempt_id) AS actors, list(event_id ORDER BY event_id) AS evidence,\n       min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how\nFROM partition_events\nWHERE kind IN ('file_create', 'rename') AND NOT is_temp\nGROUP BY coalesce(target_path, path)"),
+    # (round 8: the storage arm reads a subquery now; the key dropped from both places on its new text)
+    (STORAGE, _KEYED, _KEYED.replace("coalesce(app_id, job_id) AS app_id", "any_value(coalesce(app_id, job_id)) AS app_id")
+     .replace("GROUP BY coalesce(app_id, job_id), ", "GROUP BY ")),
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
+    # round 8, genB: a YARN restart's second run names its attempts as the first did
+    (STORAGE, "    OR count(DISTINCT run) > 1\n", "\n"),
+    (STORAGE, "CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label)", "CASE WHEN false THEN []"),
+    (STORAGE, "CASE WHEN attempt_id IS NOT NULL THEN spark_run(detail->>'caller_context', app_id) END AS run",
+     "spark_run(detail->>'caller_context', app_id) AS run"),
     (STORAGE, "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND", "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
     (STORAGE, "AND kind = 'delete' AND", "AND"),
     (STORAGE, "AND detail LIKE '%\"storage\":%'", ""),
@@ -147,7 +157,16 @@ MUTATIONS: list[tuple] = [
      "equivalent: the one caller (CS202) looks up only the commits it asked for: a commit it did not ask for is never read"),
     # --- forensics/detectors/base.py: the temp layers every detector peels
     (BASE, "|-ext-[0-9]+[^/]*)(/|$)", ")(/|$)"),
+    # (round 8: the temp directories' names are TEMP_DIRS, which TEMP_LAYER, CS109 and audit read)
     (BASE, r"\.spark-staging-[^/]*|\.hive-staging", r"\.hive-staging"),
+    # round 8, genB: the S3A magic committer's __magic layer
+    (BASE, "|__magic(?:_job-[^/]*)?|", "|"),
+    # (round 8: CS109's own copies of these alternatives, now read from TEMP_DIRS)
+    (BASE, r"|\.hive-staging[^/]*|", "|"),
+    (BASE, 'TEMP_DIRS = r"_temporary|__magic', 'TEMP_DIRS = r"__magic'),
+    (BASE, r'|_task_tmp\.[^/]*|_tmp\.[^/]*"', '"'),
+    (PATHS, "        if _MAGIC.match(seg):\n", "        if False:\n"),
+    (PATHS, "in_magic = seg != _MAGIC_BASE", "in_magic = False"),
     (BASE, "        kw.setdefault(\"remedy\", s.get(\"remedy\"))\n", ""),
     (BASE, "            severity=row.get(\"severity\"),\n", ""),
 ]

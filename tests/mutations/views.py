@@ -3,6 +3,8 @@ format): each WHERE, ON, HAVING and CASE condition of their live definitions."""
 
 M0005 = "commitsleuth/migrations/0005_forensics.sql"
 M0013 = "commitsleuth/migrations/0013_storage.sql"
+M0074 = "commitsleuth/migrations/0074_attempt_runs.sql"
+M0075 = "commitsleuth/migrations/0075_magic_temp_layer.sql"
 M0018 = "commitsleuth/migrations/0018_spark_attempts.sql"
 M0040 = "commitsleuth/migrations/0040_fact_model.sql"
 M0060 = "commitsleuth/migrations/0060_attempt_labels.sql"
@@ -42,21 +44,23 @@ MUTATIONS: list[tuple] = [
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs WHERE location LIKE 'viewfs://%'"),
     (M0013, "FROM locs WHERE location LIKE 'hdfs://%' OR location LIKE 'viewfs://%'", "FROM locs"),
     (M0013, "FROM locs l JOIN named n ON n.bare = l.location", "FROM locs l JOIN named n ON n.location = l.location"),
-    # --- partition_events (0013): every event keyed on (table, location, spec), actor, temp layer
-    (M0013, "LEFT JOIN location_aliases al ON al.alias = k.raw_location", "LEFT JOIN location_aliases al ON false"),
-    (M0013, "ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec",
+    # --- partition_events (0075; of 0013): every event keyed on (table, location, spec), actor, temp layer
+    (M0075, "LEFT JOIN location_aliases al ON al.alias = k.raw_location", "LEFT JOIN location_aliases al ON false"),
+    (M0075, "ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec",
      "ON k.partition_spec LIKE '[%' AND pv.vals = k.partition_spec"),
-    (M0013, "ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec", "ON false"),
-    (M0013, "LEFT JOIN table_locations tl ON e.location IS NULL AND tl.table_name = e.table_name", "LEFT JOIN table_locations tl ON false"),
-    (M0013, "LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location", "LEFT JOIN loc_tables lt ON false"),
-    (M0013, "coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor", "coalesce(k.thread, k.attempt_id, k.query_id, k.app_id) AS actor"),
-    (M0013, "CASE WHEN e.kind = 'load' THEN e.target_path ELSE coalesce(e.target_path, e.path) END", "coalesce(e.target_path, e.path)",
+    (M0075, "ON k.partition_spec LIKE '[%' AND pv.part_table = k.part_table AND pv.vals = k.partition_spec", "ON false"),
+    (M0075, "LEFT JOIN table_locations tl ON e.location IS NULL AND tl.table_name = e.table_name", "LEFT JOIN table_locations tl ON false"),
+    (M0075, "LEFT JOIN loc_tables lt ON e.table_name IS NULL AND lt.location = e.location", "LEFT JOIN loc_tables lt ON false"),
+    (M0075, "coalesce(k.attempt_id, k.thread, k.query_id, k.app_id) AS actor", "coalesce(k.thread, k.attempt_id, k.query_id, k.app_id) AS actor"),
+    (M0075, "CASE WHEN e.kind = 'load' THEN e.target_path ELSE coalesce(e.target_path, e.path) END", "coalesce(e.target_path, e.path)",
      "equivalent: it changes is_temp of 'load' events only, and nothing reads that: the readers of is_temp (CS101, CS103, CS109, CS110, storage.py, file_fates_at) select file, file_create, rename, delete and dedup_remove events; CS104 tests a load's own path with in_temp_layer"),
-    (M0013, "OR contains(k.temp_probe, '-ext-'))", ")"),
-    (M0013, "CASE WHEN NOT (contains(k.temp_probe, '/_')", "CASE WHEN true OR NOT (contains(k.temp_probe, '/_')"),
-    (M0013, "'/(_temporary|\\.spark-staging-[^/]*|", "'/(_temporary|"),
-    (M0013, "|\\.hive-staging[^/]*|_task_tmp", "|_task_tmp"),
-    (M0013, "|-ext-[0-9]+[^/]*)(/|$)')", ")(/|$)')"),
+    (M0075, "OR contains(k.temp_probe, '-ext-'))", ")"),
+    (M0075, "CASE WHEN NOT (contains(k.temp_probe, '/_')", "CASE WHEN true OR NOT (contains(k.temp_probe, '/_')"),
+    (M0075, "|\\.spark-staging-[^/]*|", "|"),
+    # round 8, genB: the S3A magic committer's __magic layer is temp
+    (M0075, "|__magic(?:_job-[^/]*)?|", "|"),
+    (M0075, "|\\.hive-staging[^/]*|_task_tmp", "|_task_tmp"),
+    (M0075, "|-ext-[0-9]+[^/]*)(/|$)')", ")(/|$)')"),
     # --- spark_executions, spark_stage_jobs (0018)
     (M0018, "LEFT JOIN ends e ON e.app_id = s.app_id AND e.query_id = s.query_id", "LEFT JOIN ends e ON e.query_id = s.query_id"),
     (M0018, "s.location AS write_location", "NULL AS write_location"),
@@ -148,6 +152,9 @@ MUTATIONS: list[tuple] = [
      "filter (and a hash shared by another path lets in rows the path join then drops)"),
     (M0069, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
     (M0069, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
+    # --- spark_run (0074), round 8, genB: the run a task's caller context states (a YARN restart)
+    (M0074, "THEN TRY_CAST(split_part(split_part(context, 'SPARK_TASK_' || app || '_', 2), '_', 1) AS INTEGER)::VARCHAR",
+     "THEN NULL"),
     # --- spark_attempt_label (0060), attempt_labels (0069): one name per attempt (per TID and stage attempt)
     (M0060, "'stage ' || stage || '.' || coalesce(stage_attempt, 0)", "'stage ' || stage"),
     (M0060, "'(TID ' || tid || ')', 'on ' || host", "'(TID ' || tid || ')'"),
