@@ -35,6 +35,7 @@ COMMIT_CONF = (
     "spark.hadoop.mapreduce.outputcommitter.factory.scheme.s3a",
     "spark.hadoop.fs.s3a.committer.name",
     "spark.sql.sources.partitionOverwriteMode",
+    "spark.hadoop.mapreduce.fileoutputcommitter.marksuccessfuljobs",  # _SUCCESS is optional (CS105)
     "spark.sql.sources.commitProtocolClass",
     "spark.sql.parquet.output.committer.class",
     "spark.hadoop.outputCommitCoordination.enabled",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commitsleuth.forensics.detectors.base import SqlDetector, in_temp_layer
+from commitsleuth.forensics.detectors.partial_output import write_verdicts_sql
 from commitsleuth.forensics.success_manifest import FILE_LIMIT
 
 # A committer's _SUCCESS manifest (S3A committers, Hadoop's manifest committer) lists the files
@@ -14,8 +15,13 @@ from commitsleuth.forensics.success_manifest import FILE_LIMIT
 # An unlisted file is extra when it was written after the commit (the marker's time) or belongs
 # to the committed write job (its part-NNNNN-<uuid> name): older files of other write jobs are
 # earlier appends (an append's manifest lists only its own files; CS108 sees several jobs).
+# A later file is no extra file of the old manifest either when a later, committed write put it
+# there without replacing the manifest (marksuccessfuljobs=false, a dynamic overwrite, a Hive
+# INSERT INTO): its write job committed (CS105's verdicts), Hive's load moved it in, or a newer
+# _SUCCESS of another commit marks the directory holding it.
 _SQL = """
-WITH manifests AS (
+WITH {verdicts},
+manifests AS (
     SELECT event_id, source_id, ts, location, path,
            detail->'manifest'->>'jobId' AS job_id, detail->'manifest'->>'committer' AS committer,
            CAST(detail->'manifest'->'filenames' AS VARCHAR[]) AS names
@@ -29,7 +35,7 @@ listed AS (
     FROM manifests
 ),
 on_disk AS (
-    SELECT m.event_id AS manifest_id, f.event_id, f.ts, f.file_name, f.write_uuid,
+    SELECT m.event_id AS manifest_id, f.event_id, f.ts, f.file_name, f.write_uuid, f.partition_spec,
            regexp_replace(f.path, '{scheme}', '') AS key
     FROM manifests m JOIN events f ON f.source_id IS NOT DISTINCT FROM m.source_id AND f.location = m.location
     WHERE f.kind = 'file'  -- a directory entry has no file name: starts_with(NULL) keeps it out
@@ -43,12 +49,35 @@ committed AS (  -- the listed files found on disk: their write jobs are the comm
     SELECT d.manifest_id, d.write_uuid FROM on_disk d
     SEMI JOIN listed l ON l.manifest_id = d.manifest_id AND l.key = d.key
 ),
+later AS (  -- files of a later, committed write of their own (not the manifest's job)
+    SELECT d.manifest_id, d.event_id FROM on_disk d
+    WHERE d.write_uuid IN (SELECT job_id FROM write_committed)
+      AND d.write_uuid NOT IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id)
+    UNION
+    -- Hive's MoveTask / loadPartition moved it (or its directory) in out of a staging dir
+    SELECT d.manifest_id, d.event_id FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
+    JOIN events r ON r.kind = 'rename' AND r.ts > m.ts
+     AND regexp_matches(r.path, '/(\\.hive-staging[^/]*|-ext-[0-9]+)(/|$)')
+     AND (d.key = regexp_replace(r.target_path, '{scheme}', '')
+          OR starts_with(d.key, regexp_replace(r.target_path, '{scheme}', '') || '/'))
+    UNION
+    -- a load into the location (and partition) after the commit, the file written before it
+    SELECT d.manifest_id, d.event_id FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
+    JOIN partition_events l ON l.kind = 'load' AND l.part_location = m.location AND l.ts > m.ts AND l.ts >= d.ts
+     AND (l.part_spec IS NULL OR l.part_spec = d.partition_spec)
+    UNION
+    -- a newer _SUCCESS of another commit over the directory holding it (whichever listing saw it)
+    SELECT d.manifest_id, d.event_id FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
+    JOIN events s ON s.kind = 'file' AND s.file_name = '_SUCCESS' AND s.event_id <> m.event_id AND s.ts >= d.ts
+     AND starts_with(d.key, regexp_replace(regexp_replace(s.path, '_SUCCESS$', ''), '{scheme}', ''))
+),
 extra AS (  -- on disk, not in the manifest (only where its list is whole), and the commit's business
     SELECT d.* FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
     WHERE len(m.names) < {limit}
       AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.manifest_id = d.manifest_id AND l.key = d.key)
       AND (d.ts > m.ts
            OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))
+      AND NOT EXISTS (SELECT 1 FROM later x WHERE x.manifest_id = d.manifest_id AND x.event_id = d.event_id)
 ),
 missing AS (  -- in the manifest, not on disk
     SELECT l.* FROM listed l
@@ -72,7 +101,8 @@ SELECT m.location, NULL::VARCHAR AS partition_spec, NULL::VARCHAR AS table_name,
 FROM manifests m JOIN judged j ON j.event_id = m.event_id
 WHERE j.extra IS NOT NULL OR j.missing IS NOT NULL
 ORDER BY m.location, m.path
-""".format(scheme="^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?", temp=in_temp_layer("f.path"), limit=FILE_LIMIT)
+""".format(verdicts=write_verdicts_sql(), scheme="^[A-Za-z][A-Za-z0-9+.-]*:(//[^/]*)?", temp=in_temp_layer("f.path"),
+           limit=FILE_LIMIT)
 
 
 class ManifestMismatch(SqlDetector):

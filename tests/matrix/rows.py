@@ -819,3 +819,61 @@ for _layout in ("s3a-magic", "s3a-magic-job"):
                   [Expect("CS101", SPEC, ("attempt_20240519100000_0001_m_000007_0", "attempt_20240519100000_0001_m_000007_1"))])
 ROWS += twins("double-write", "s3", "s3a-staging", "pending-uploads", _s3_pending("s3a-staging"),
               [Expect("CS101", SPEC, ("000007_0", "000007_1"))])
+# round 8, genA
+# ==== partial output without _SUCCESS: the store's evidence of the commit decides (issue 30) ====
+
+def _hdfs_dynamic_overwrite():
+    """The NameNode audit alone, Spark's dynamic partition overwrite (HadoopMapReduceCommitProtocol
+    with dynamicPartitionOverwrite): two partitions staged under <table>/.spark-staging-<uuid>,
+    FileOutputCommitter's commitJob writes the _SUCCESS there, then the job's commit deletes each
+    final partition, renames the staged one into place and deletes the staging dir (no _SUCCESS is
+    left at the table). Positive: the commit fails after the first partition (abortJob deletes the
+    staging dir). Negative twin: both partitions moved."""
+    spec2 = "ds=2024-05-20"
+    staging = f"{TABLE_DIR}/.spark-staging-{UUID}"
+
+    def build(pos):
+        lines = []
+        for i, spec in enumerate((SPEC, spec2)):
+            att = f"attempt_20240519100000_0001_m_00000{i}_0"
+            name = f"part-0000{i}-{UUID}.c000.snappy.parquet"
+            ctx = F.spark_task_ctx(APP, 0, 1, 0, 10 + i, 0)
+            lines.append(F.hdfs(at(10 + i), "etl (auth:SIMPLE)", "10.0.0.11", "create",
+                                f"{staging}/_temporary/0/_temporary/{att}/{spec}/{name}", perm="etl:hadoop:rw-r--r--", ctx=ctx))
+            lines.append(F.hdfs(at(12 + i), "etl (auth:SIMPLE)", "10.0.0.11", "rename",
+                                f"{staging}/_temporary/0/_temporary/{att}/{spec}/{name}", f"{staging}/{spec}/{name}",
+                                perm="etl:hadoop:rw-r--r--", ctx=ctx))
+        driver = f"SPARK_DRIVER_{APP}"
+        lines.append(F.hdfs(at(20), "etl (auth:SIMPLE)", "10.0.0.5", "create", f"{staging}/_SUCCESS",
+                            perm="etl:hadoop:rw-r--r--", ctx=driver))
+        for i, spec in enumerate((SPEC, spec2) if not pos else (SPEC,)):
+            lines.append(F.hdfs(at(21 + 2 * i), "etl (auth:SIMPLE)", "10.0.0.5", "delete", f"{TABLE_DIR}/{spec}", ctx=driver))
+            lines.append(F.hdfs(at(22 + 2 * i), "etl (auth:SIMPLE)", "10.0.0.5", "rename", f"{staging}/{spec}",
+                                f"{TABLE_DIR}/{spec}", perm="etl:hadoop:rwxr-xr-x", ctx=driver))
+        lines.append(F.hdfs(at(30), "etl (auth:SIMPLE)", "10.0.0.5", "delete", staging, ctx=driver))
+        return {"files": {"hdfs/hdfs-audit.log": "\n".join(lines) + "\n"}}
+    return build
+
+
+ROWS += twins("partial-output", "hdfs-audit", "spark-dynamic-overwrite", "failed-mid-commit", _hdfs_dynamic_overwrite(),
+              [Expect("CS105", SPEC, (UUID,))])
+
+
+# ==== a later write beside an older committer manifest ====
+
+def _manifest_later_marked():
+    """A listing alone: _manifest()'s positive (the S3A committer's JSON _SUCCESS at the table
+    lists two files; a later data file of another write job in the partition). Positive: nothing
+    marks that later write. Negative twin: the later job (a FileOutputCommitter whose output was
+    the partition) wrote its own empty _SUCCESS there, newer than its file."""
+    later = _manifest()
+
+    def build(pos):
+        files = later(True)["listing"]
+        return {"listing": files if pos else files + ((f"{SPEC}/_SUCCESS", at(55), ""),)}
+    return build
+
+
+ROWS += twins("manifest", "listing", "s3a-magic", "later-write-marked", _manifest_later_marked(),
+              [Expect("CS111", None, ())])
+
