@@ -349,7 +349,7 @@ class FastEventLog:
         self.reference = None  # (decoder, stats) of the verification, when asked for
         self.position = None  # see tables()
         if os.environ.get(VERIFY_ENV, "0") != "0":
-            self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), ParseStats())
+            self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), stats.snapshot())
 
     def tables(self, blocks: Iterable[tuple]) -> Iterator[pa.Table]:
         """Each block's events in order. What does not depend on the decoder's state (the lines,
