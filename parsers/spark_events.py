@@ -330,7 +330,9 @@ class SparkEventDecoder:
     def _on_SparkListenerTaskEnd(self, e):
         ev = self._task("attempt_end", e, "Finish Time", "SparkListenerTaskEnd")
         reason = _obj(e, "Task End Reason")
-        kind = _text(reason, "Reason") if "Reason" in reason else "Success"
+        kind = _text(reason, "Reason")
+        if kind is None:  # JsonProtocol writes a reason for every end: none is no "Success"
+            raise Missing("Task End Reason", "SparkListenerTaskEnd")
         ev.status = _END_STATUS.get(kind, "failed")
         output = _obj(_obj(e, "Task Metrics"), "Output Metrics")
         ev.size = _whole(output, "Bytes Written")
