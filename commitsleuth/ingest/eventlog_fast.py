@@ -278,7 +278,8 @@ stages AS (
            AND {_int32("stage", "stage_attempt")} AND {_times("submitted", "completed")}
            AND CASE WHEN starts THEN {_plain("name_j")} ELSE coalesce(failure, '') = '' END AS plain,
            NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id,
-           stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
+           -- JsonProtocol's stageInfoFromJson reads an absent attempt as 0 (the ident keeps the line's)
+           coalesce(stage_attempt, 0) AS stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
            NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative, NULL::VARCHAR AS executor_id,
            CASE WHEN starts THEN 'SparkListenerStageSubmitted:' ELSE 'SparkListenerStageCompleted:' END
                || coalesce(CAST(stage AS VARCHAR), 'None') || '.'
