@@ -515,6 +515,7 @@ class LiveCapture:
         store.con.execute("COMMIT")  # the load's checkpoint (Store(commit_checkpoints=True))
         self._unmerged = 0 if merge else self._unmerged + appended
         self._stored_rejects = self.parse.reject_counts()
+        self.parse.recent.clear()  # a load is stored whole: the lines of its rejects are never asked for
         self.stats.events += written
         self.stats.known += (live.num_rows if live is not None else 0) - written
         self.stats.files += files

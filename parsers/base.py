@@ -57,6 +57,10 @@ class ParseStats:
     rejected: int = 0
     merged: int = 0  # metastore audit lines that repeat the call line just above them
     rejects: dict[str, list] = field(default_factory=dict)  # reason -> [count, first_line, sample]
+    # The lines of the rejects counted lately, as runs [first, last, reason] of consecutive lines
+    # with one reject each: a checkpoint stores only the rejects before the line a continued read
+    # starts at (``since``); the ones at or after it are counted again by that read.
+    recent: list[list] = field(default_factory=list)
 
     def reject(self, reason: str, line_no: int, text: str) -> None:
         self.rejected += 1
@@ -67,17 +71,37 @@ class ParseStats:
             entry[0] += 1
             if line_no < entry[1]:
                 entry[1], entry[2] = line_no, text[:500]
+        run = self.recent[-1] if self.recent else None
+        if run is not None and run[2] == reason and run[1] + 1 == line_no:
+            run[1] = line_no  # a run of bad lines (binary data, a truncated tail) stays one entry
+        else:
+            self.recent.append([line_no, line_no, reason])
+
+    def since(self, line_no: int) -> dict[str, int]:
+        """Reason -> how many of the recent rejects lie at ``line_no`` or after it."""
+        out: dict[str, int] = {}
+        for first, last, reason in self.recent:
+            if last >= line_no:
+                out[reason] = out.get(reason, 0) + last - max(first, line_no) + 1
+        return out
+
+    def forget_before(self, line_no: int) -> None:
+        """Drop the lines of the recent rejects before ``line_no`` (a checkpoint stored them)."""
+        self.recent = [[max(first, line_no), last, reason] for first, last, reason in self.recent
+                       if last >= line_no]
 
     def snapshot(self) -> "ParseStats":
         """A copy of the counters as they are now (a reader thread runs ahead of the writer)."""
         return ParseStats(self.lines, self.records, self.events, self.rejected, self.merged,
-                          {reason: list(entry) for reason, entry in self.rejects.items()})
+                          {reason: list(entry) for reason, entry in self.rejects.items()},
+                          [list(run) for run in self.recent])
 
     def restore(self, snapshot: "ParseStats") -> None:
         """The counters set to a snapshot's, in place."""
         self.lines, self.records, self.events = snapshot.lines, snapshot.records, snapshot.events
         self.rejected, self.merged = snapshot.rejected, snapshot.merged
         self.rejects = {reason: list(entry) for reason, entry in snapshot.rejects.items()}
+        self.recent = [list(run) for run in snapshot.recent]
 
     def rejects_since(self, stored: dict[str, int]) -> dict[str, list]:
         """Reject counters ``{reason: [count, first_line, sample]}`` grown past ``stored``
@@ -95,6 +119,7 @@ class ParseStats:
         self.records += other.records
         self.events += other.events
         self.merged += other.merged
+        self.recent.extend([first + line_shift, last + line_shift, reason] for first, last, reason in other.recent)
         for reason, (count, first, sample) in other.rejects.items():
             self.rejected += count
             entry = self.rejects.get(reason)

@@ -113,6 +113,11 @@ def _whole(d: dict, key: str, default=None, bound: int = _INT64):
     raise OddValue(key, "a whole number" if bound == _INT64 else "a 32-bit whole number")
 
 
+def _or(value, default):
+    """A value, or Spark's default for it when the field is absent or null (its ``jsonOption``)."""
+    return default if value is None else value
+
+
 def _key(d: dict, key: str, event: str, bound: int = _INT64) -> int:
     """An id the event is about (``_whole``), which it must carry."""
     value = _whole(d, key, bound=bound)
@@ -283,7 +288,7 @@ class SparkEventDecoder:
         info = _obj(e, "Stage Info")
         return [Event("stage_start", ts=_time(info, "Submission Time"),
                       stage_id=_key(info, "Stage ID", "SparkListenerStageSubmitted", bound=_INT32),
-                      stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
+                      stage_attempt=_or(_whole(info, "Stage Attempt ID", bound=_INT32), 0),  # stageInfoFromJson
                       detail={"name": info.get("Stage Name"), "tasks": info.get("Number of Tasks")})]
 
     def _on_SparkListenerStageCompleted(self, e):
@@ -291,7 +296,7 @@ class SparkEventDecoder:
         failure = info.get("Failure Reason")
         return [Event("stage_end", ts=_time(info, "Completion Time"),
                       stage_id=_key(info, "Stage ID", "SparkListenerStageCompleted", bound=_INT32),
-                      stage_attempt=_whole(info, "Stage Attempt ID", bound=_INT32),
+                      stage_attempt=_or(_whole(info, "Stage Attempt ID", bound=_INT32), 0),  # stageInfoFromJson
                       status="failed" if failure else "success",
                       detail={"reason": failure} if failure else None)]
 
@@ -299,14 +304,16 @@ class SparkEventDecoder:
     def _task(self, kind: str, e: dict, ts_field: str, event: str) -> Event:
         info = _obj(e, "Task Info")
         stage = _key(e, "Stage ID", event, bound=_INT32)
-        stage_attempt = _whole(e, "Stage Attempt ID", 0, bound=_INT32)
+        # JsonProtocol's own defaults for a field absent or null (taskStartFromJson, taskEndFromJson,
+        # taskInfoFromJson): stage attempt 0, task attempt 1
+        stage_attempt = _or(_whole(e, "Stage Attempt ID", bound=_INT32), 0)
         index = _whole(info, "Index")
         partition = _whole(info, "Partition ID")
         if partition is None or partition < 0:
             partition = index
         if partition is None:  # Spark always writes Index; Partition ID only since 3.4
             raise Missing("Task Info.Index", event)
-        attempt, tid = _whole(info, "Attempt", 0, bound=_INT32), _key(info, "Task ID", event)
+        attempt, tid = _or(_whole(info, "Attempt", bound=_INT32), 1), _key(info, "Task ID", event)
         executor = _name(info, "Executor ID")
         speculative = info.get("Speculative")
         if speculative is not None and not isinstance(speculative, bool):
@@ -331,7 +338,9 @@ class SparkEventDecoder:
     def _on_SparkListenerTaskEnd(self, e):
         ev = self._task("attempt_end", e, "Finish Time", "SparkListenerTaskEnd")
         reason = _obj(e, "Task End Reason")
-        kind = _text(reason, "Reason") if "Reason" in reason else "Success"
+        kind = _text(reason, "Reason")
+        if kind is None:  # JsonProtocol writes a reason for every end: none is no "Success"
+            raise Missing("Task End Reason", "SparkListenerTaskEnd")
         ev.status = _END_STATUS.get(kind, "failed")
         output = _obj(_obj(e, "Task Metrics"), "Output Metrics")
         ev.size = _whole(output, "Bytes Written")

@@ -23,7 +23,7 @@ import pytest
 from commitsleuth.ingest.readers import BlockReader, open_lines
 from commitsleuth.parsers import ParseStats, SourceContext, get_format, parse_lines
 from test_spark_event_types import JOB_END, JOB_START, REAL, STAGE_COMPLETED, STAGE_SUBMITTED, TASK_END, \
-    TASK_START, _store_of
+    TASK_START, _changed, _store_of
 
 T = "\t"
 NS = "org.apache.hadoop.mapreduce.jobhistory."
@@ -144,6 +144,9 @@ def _missing(real: list[str]) -> list[tuple[str, str]]:
         (_without(_without(task, ("Task Info", "Index")), ("Task Info", "Partition ID")),
          "SparkListenerTaskStart without Task Info.Index"),
         (_without(end, ("Task Info",)), "SparkListenerTaskEnd without Task Info.Index"),
+        (_without(end, ("Task End Reason",)), "SparkListenerTaskEnd without Task End Reason"),
+        (_without(end, ("Task End Reason", "Reason")), "SparkListenerTaskEnd without Task End Reason"),
+        (json.dumps({**json.loads(end), "Task End Reason": None}), "SparkListenerTaskEnd without Task End Reason"),
         (_sql("Start", time=1628638090004, description="x", physicalPlanDescription="", sparkPlanInfo={}),
          "SparkListenerSQLExecutionStart without executionId"),
         (_sql("End", time=1628638090005, executionId=None), "SparkListenerSQLExecutionEnd without executionId"),
@@ -177,6 +180,46 @@ def test_spark_events_without_their_id_are_rejected_and_never_stored_as_none(tmp
     finally:
         store.close()
         original.close()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "decoder"])
+def test_a_task_without_its_attempts_takes_sparks_defaults(tmp_path, corpus, monkeypatch, fast):
+    """JsonProtocol reads a task's absent or null ``Attempt`` as 1 and ``Stage Attempt ID`` as 0
+    (taskInfoFromJson, taskStartFromJson, taskEndFromJson: ``jsonOption(...).getOrElse``), a
+    stage's ``Stage Attempt ID`` as 0 (stageInfoFromJson), so both paths store those; the twins
+    with the fields written keep their own values."""
+    real = (corpus / REAL).read_text().splitlines()
+    task, end = real[TASK_START], real[TASK_END]
+    cases = [  # (line, attempt_no, stage_attempt)
+        (_without(task, ("Task Info", "Attempt")), 1, 0),
+        (_changed(task, ("Task Info", "Attempt"), None), 1, 0),
+        (_changed(task, ("Task Info", "Attempt"), 0), 0, 0),
+        (_changed(task, ("Task Info", "Attempt"), 2), 2, 0),
+        (_without(end, ("Task Info", "Attempt")), 1, 0),
+        (_changed(_changed(end, ("Task Info", "Attempt"), 3), ("Stage Attempt ID",), 1), 3, 1),
+        (_without(task, ("Stage Attempt ID",)), json.loads(task)["Task Info"]["Attempt"], 0),
+        (_changed(end, ("Stage Attempt ID",), None), json.loads(end)["Task Info"]["Attempt"], 0),
+        (_without(real[STAGE_SUBMITTED], ("Stage Info", "Stage Attempt ID")), None, 0),  # stageInfoFromJson
+        (_changed(real[STAGE_COMPLETED], ("Stage Info", "Stage Attempt ID"), None), None, 0),
+        (_changed(real[STAGE_COMPLETED], ("Stage Info", "Stage Attempt ID"), 2), None, 2),
+    ]
+    store, result = _store_of(tmp_path, "attempts", real[:TASK_START] + [line for line, _, _ in cases],
+                              fast, monkeypatch)
+    try:
+        assert result.rejected == 0
+        first = TASK_START + 1
+        rows = store.query(f"select line_no, attempt_no, stage_attempt, attempt_id from events "
+                           f"where line_no >= {first} order by line_no")[1]
+        assert [(n, a, s) for n, a, s, _ in rows] == [(first + i, a, s) for i, (_, a, s) in enumerate(cases)]
+        for (_, attempt, stage_attempt, label), (line, _, _) in zip(rows, cases):
+            info = json.loads(line)
+            if "Task Info" not in info:
+                assert label is None
+                continue
+            assert label == (f"task {info['Task Info']['Index']}.{attempt} in stage {info['Stage ID']}."
+                             f"{stage_attempt} (TID {info['Task Info']['Task ID']})")
+    finally:
+        store.close()
 
 
 def test_spark_sql_execution_ids_and_a_null_conf_value_are_stored_as_given():

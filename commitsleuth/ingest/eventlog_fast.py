@@ -278,7 +278,8 @@ stages AS (
            AND {_int32("stage", "stage_attempt")} AND {_times("submitted", "completed")}
            AND CASE WHEN starts THEN {_plain("name_j")} ELSE coalesce(failure, '') = '' END AS plain,
            NULL::VARCHAR AS job_id, NULL::VARCHAR AS query_id, stage AS stage_id,
-           stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
+           -- JsonProtocol's stageInfoFromJson reads an absent attempt as 0 (the ident keeps the line's)
+           coalesce(stage_attempt, 0) AS stage_attempt, NULL::VARCHAR AS task_id, NULL::VARCHAR AS attempt_id,
            NULL::BIGINT AS attempt_no, NULL::BOOLEAN AS speculative, NULL::VARCHAR AS executor_id,
            CASE WHEN starts THEN 'SparkListenerStageSubmitted:' ELSE 'SparkListenerStageCompleted:' END
                || coalesce(CAST(stage AS VARCHAR), 'None') || '.'
@@ -349,7 +350,7 @@ class FastEventLog:
         self.reference = None  # (decoder, stats) of the verification, when asked for
         self.position = None  # see tables()
         if os.environ.get(VERIFY_ENV, "0") != "0":
-            self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), ParseStats())
+            self.reference = (SparkEventDecoder(source_id=ctx.source_id, app_id=app_id_of(ctx.uri)), stats.snapshot())
 
     def tables(self, blocks: Iterable[tuple]) -> Iterator[pa.Table]:
         """Each block's events in order. What does not depend on the decoder's state (the lines,

@@ -608,11 +608,14 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
                 pending += table.num_rows
                 commit = (pending >= commit_rows or checkpoint[0] - committed_at >= COMMIT_BYTES
                           or time.monotonic() - committed_when >= COMMIT_SECONDS)
-                store.write_checkpoint(table, sid, read.uncommitted_rejects(), commit=commit,
+                # a continued read starts at the last event's line: the rejects from there on
+                # wait for a later checkpoint, which that read would count again
+                rejects = read.uncommitted_rejects(before=checkpoint[1])
+                store.write_checkpoint(table, sid, rejects, commit=commit,
                                        checkpoint=fast and written + table.num_rows >= commit_rows,
                                        bytes_read=checkpoint[0], lines=checkpoint[1],
                                        events=previous.get("events", 0) + written + table.num_rows,
-                                       rejected=previous.get("rejected", 0) + stats.rejected)
+                                       rejected=previous.get("rejected", 0) + stats.rejected - read.rejected_later)
                 if commit:
                     pending, committed_at, committed_when = 0, checkpoint[0], time.monotonic()
                 phases.mark(f"{table.num_rows} events written")
@@ -752,13 +755,25 @@ class FileRead:
         self.bytes_read = resume_at
         self.stored_at_resume = 0  # events of the record at resume_at already in the store
         self.committed_rejects: dict[str, int] = {}  # reject counts already in the store
+        self.rejected_later = 0  # rejects counted but left to a later checkpoint (uncommitted_rejects)
+        self.committed_line = 0  # the line the last checkpoint continues at
         self.invalid_utf8 = self.long_lines = 0
 
-    def uncommitted_rejects(self) -> dict[str, list]:
+    def uncommitted_rejects(self, before: int | None = None) -> dict[str, list]:
         """Reject counters ``{reason: [count, first_line, sample]}`` grown since the last call:
-        each checkpoint stores the rejects counted with its batch."""
-        fresh = self.stats.rejects_since(self.committed_rejects)
-        self.committed_rejects = self.stats.reject_counts()
+        each checkpoint stores the rejects counted with its batch. ``before``: the line a
+        continued read starts at (the checkpoint's); the rejects counted at it or after it
+        are left to a later call, as that read counts them again."""
+        later = self.stats.since(before) if before is not None else {}
+        counts = {reason: count - later.get(reason, 0) for reason, count in self.stats.reject_counts().items()}
+        fresh = {reason: [counts[reason] - self.committed_rejects.get(reason, 0), line, sample]
+                 for reason, (_, line, sample) in self.stats.rejects.items()
+                 if counts[reason] > self.committed_rejects.get(reason, 0)}
+        self.committed_rejects = counts
+        self.rejected_later = sum(later.values())
+        if before is not None:
+            self.committed_line = before
+            self.stats.forget_before(before)
         return {reason: [count, line, redact(sample)] for reason, (count, line, sample) in fresh.items()}
 
     def without_stored(self, table: pa.Table) -> pa.Table:
@@ -841,10 +856,12 @@ class FileRead:
         ahead of what is written, so each table comes with the counts as they were when it was
         made, and this read's counts follow the tables written, never further."""
         reader = BlockReader(self.path, self.resume_at, progress=self.progress, block=eventlog_fast.BLOCK)
-        fast = eventlog_fast.FastEventLog(self.ctx, ParseStats(), self.first_line)
+        # the counters start from this read's own (a continued read's stored rejects), as restored below
+        fast = eventlog_fast.FastEventLog(self.ctx, self.stats.snapshot(), self.first_line)
 
         def counted() -> Iterator[tuple]:
             def now():
+                fast.stats.forget_before(self.committed_line)  # stored: never asked for again
                 bytes_read, long_lines = fast.position or (reader.bytes_read, reader.long_lines)
                 return fast.stats.snapshot(), bytes_read, fast.invalid_utf8, long_lines
             try:
