@@ -334,7 +334,11 @@ def _rewrite(node: exp.Expression) -> exp.Expression:
 
 def _asof(tree: exp.Expression) -> exp.Expression:
     """``a ASOF LEFT JOIN b ON eq AND a.t >= b.t``: a range join keeping, for each row of ``a``
-    (an event: its ``event_id``), the match with the latest ``b.t``; no match keeps the row."""
+    (an event: its ``event_id``), the match with the latest ``b.t``; no match keeps the row.
+    Two ASOF joins in one SELECT (CS104's queries and commands) are ranked together, latest
+    ``b.t`` then latest ``c.t``: the two ranges are independent, so the row with both latest
+    exists (one QUALIFY per join kept only the last, and the first join's match was any row)."""
+    latest: dict[int, tuple[exp.Select, str, list[str]]] = {}
     for join in list(tree.find_all(exp.Join)):
         if (join.args.get("kind") or "").upper() != "ASOF" and "ASOF" not in str(join.args.get("method") or "").upper():
             continue
@@ -347,9 +351,11 @@ def _asof(tree: exp.Expression) -> exp.Expression:
         join.set("kind", None)
         join.set("method", None)
         join.set("side", "LEFT")
+        latest.setdefault(id(select), (select, left.alias_or_name, []))[2].append(
+            f"{later.sql('spark')} DESC NULLS LAST")
+    for select, left, order in latest.values():
         rank = sqlglot.parse_one(
-            f"row_number() OVER (PARTITION BY {left.alias_or_name}.event_id "
-            f"ORDER BY {later.sql('spark')} DESC NULLS LAST) = 1", read="spark")
+            f"row_number() OVER (PARTITION BY {left}.event_id ORDER BY {', '.join(order)}) = 1", read="spark")
         select.set("qualify", exp.Qualify(this=rank))
     return tree
 

@@ -99,9 +99,13 @@ def spark():
         .appName("commitsleuth-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
-        # the suite's Spark tests share this one driver: its 1 GB default filled up in the
-        # equivalence test (two sessions at once, broadcast joins: "Not enough memory to build
-        # and broadcast the table", broadcast timeouts while the collector thrashed)
+        # Tungsten pages of 1 MB, not the default heap/cores/16 (16 MB at 1 GB, 32 MB at 2 GB):
+        # each broadcast hash relation takes at least one page, and the equivalence test's analyze
+        # broadcasts the small kept views into every join that reads them. With the default pages
+        # the driver ran out of heap on 3,160 events ("Not enough memory to build and broadcast
+        # the table", CS107 at 2 GB, CS103 at 1 GB with two sessions); with 1 MB pages the same
+        # store peaks at about 1 GB of old generation (jstat).
+        .config("spark.buffer.pageSize", "1m")
         .config("spark.driver.memory", "2g")
         .config("spark.driver.host", "127.0.0.1")
         # Spark's own event log, for the live-vs-log test (test_live_vs_eventlog.py)

@@ -9,7 +9,9 @@ on namespaced by the input's number:
 - identifiers (application, query, thread, host, table): ``zq007`` before the value;
 - paths (location, path, target path): a directory ``zp007/`` after the scheme and authority
   (``hdfs://ns/zp007/user/…``, ``/zp007/user/…``), so a bare HDFS path still meets its
-  namespaced twin, a partition's path still lies under its table's, and names stay as they were.
+  namespaced twin, a partition's path still lies under its table's, and names stay as they were;
+- source ids a case sets itself (``source_id: 1``, outside the input's reserved range): moved
+  into that range (two inputs' source 1 met in ASOF joins on the source, CS104's query of a load).
 
 Event ids are the input store's own (reserved: input N's start at ``(N + 1) * ID_STRIDE``), so
 evidence and every id in a finding's detail are the same in both stores. A finding of the
@@ -88,6 +90,8 @@ def _namespaced(con, table: str, n: int, keys: bool = True, ids: bool = True) ->
     out = []
     for c, kind in _columns(con, table):
         expr = c
+        if keys and c == "source_id":  # a case's own source ids (source_id: 1), outside its reserved range
+            expr = f"CASE WHEN {c} < {SOURCE_STRIDE} THEN {c} + {(n + 1) * SOURCE_STRIDE + SOURCE_STRIDE // 2} ELSE {c} END"
         if table in ("events", "superseded_events") and kind in ("VARCHAR", "JSON"):
             expr = _renamed(f"CAST({c} AS VARCHAR)", n) if ids else f"CAST({c} AS VARCHAR)"
             if keys and c in ID_COLUMNS:

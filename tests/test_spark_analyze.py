@@ -38,6 +38,9 @@ def test_rewrites_keep_duckdb_meaning():
     assert "GET_JSON_OBJECT(detail, '$.write.command')" in to("SELECT detail->'write'->>'command' FROM t")
     sql = to("SELECT e.x FROM e ASOF LEFT JOIN q ON q.s = e.s AND e.ts >= q.ts")
     assert "LEFT JOIN q" in sql and "QUALIFY ROW_NUMBER() OVER (PARTITION BY e.event_id ORDER BY q.ts DESC" in sql
+    # two ASOF joins in one SELECT (CS104): one rank over both times, not the second join's alone
+    sql = to("SELECT e.x FROM e ASOF LEFT JOIN q ON q.s = e.s AND e.ts >= q.ts ASOF LEFT JOIN c ON c.s = e.s AND e.ts >= c.ts")
+    assert sql.count("QUALIFY") == 1 and "PARTITION BY e.event_id ORDER BY q.ts DESC, c.ts DESC) = 1" in sql
     assert "EXPLODE(TRANSFORM(xs, _u -> REGEXP_REPLACE(_u, '^a', ''))) AS k" in to(
         "SELECT regexp_replace(unnest(xs), '^a', '') AS k FROM t")
     assert "CONCAT_WS('/', app" in to("SELECT spark_attempt_label(app, 1, 0, 2, 0, 5, 'h') FROM t")

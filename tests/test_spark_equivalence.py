@@ -63,12 +63,16 @@ SCENARIOS = sorted(e.name[:-4] for e in resources.files("commitsleuth.forensics.
 # partition. They change how Spark runs a plan, not what it computes.
 SMALL_INPUT_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.codegen.wholeStage": "false",
                     "spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.shuffle.partitions": "1"}
-# Batches analyzed at once, each in its own session of the one SparkContext (its own temp views
-# and conf): one batch's driver-side planning overlaps the other's jobs.
+# Inputs loaded and analyzed on DuckDB at once, each in its own store.
 WORKERS = 2
-# Inputs are dealt into this many combined stores (tests/spark_batch.py), one per worker: each
+# Spark sessions of the one SparkContext analyzing at once. One: an analyze of every input in
+# one store takes under a minute on a quiet box, and each analyze holds its kept views, plans and
+# broadcast relations (about 1 GB of the driver's heap at its peak, measured with jstat; see
+# conftest's spark.buffer.pageSize): two at once ran round 7's driver out of memory.
+SESSIONS = 1
+# Inputs are dealt into this many combined stores (tests/spark_batch.py), one per session: each
 # costs one Spark analyze, whatever it holds.
-BATCHES = WORKERS
+BATCHES = SESSIONS
 # Inputs a combined store may fail to keep apart (each then costs a Spark analyze of its own):
 # CS105's committer algorithm of a job without an application is the one the whole store agrees
 # on (4 inputs), CS202 sorts an application id (namespaced) beside an attempt name (1). More than
@@ -225,7 +229,7 @@ def selection() -> list:
 def test_spark_gives_analyzes_findings_on_every_input(spark, tmp_path: Path):
     inputs = dict(enumerate(selection()))
     sessions = queue.SimpleQueue()
-    for _ in range(WORKERS):
+    for _ in range(SESSIONS):
         sessions.put(_session(spark))
     solo = os.environ.get("SPARK_EQUIVALENCE") == "solo"
 
