@@ -113,15 +113,17 @@ def _namespace_detail_paths(con, n: int) -> None:
     (CS111 compares it with the listing's paths) and a trash move's destination (storage.py
     finds the delete that emptied it by path)."""
     rows = con.execute("SELECT event_id, CAST(detail AS VARCHAR) FROM events WHERE event_id BETWEEN ? AND ? "
-                       "AND (json_exists(detail, '$.manifest.filenames') OR json_exists(detail, '$.trash'))",
+                       "AND (json_exists(detail, '$.manifest.filenames') OR json_exists(detail, '$.trash') "
+                       "OR json_exists(detail, '$.magic_dest'))",
                        [(n + 1) * ID_STRIDE, (n + 2) * ID_STRIDE - 1]).fetchall()
     for event_id, text in rows:
         detail = json.loads(text)
         names = (detail.get("manifest") or {}).get("filenames")
         if isinstance(names, list):
             detail["manifest"]["filenames"] = [namespaced_path(x, n) if isinstance(x, str) else x for x in names]
-        if isinstance(detail.get("trash"), str):
-            detail["trash"] = namespaced_path(detail["trash"], n)
+        for key in ("trash", "magic_dest"):  # and an S3A magic upload's destination (CS101 joins it to a path)
+            if isinstance(detail.get(key), str):
+                detail[key] = namespaced_path(detail[key], n)
         con.execute("UPDATE events SET detail = ? WHERE event_id = ?", [json.dumps(detail), event_id])
 
 
