@@ -57,7 +57,7 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS101", "(kind = 'rename' OR (kind = 'file'", "(false OR (kind = 'file'"),
     ("CS101", "OR (kind = 'file' AND file_attempt", "OR (true AND file_attempt"),
     ("CS101", "AND file_attempt IS NOT NULL AND NOT is_temp", "AND true AND NOT is_temp"),
-    ("CS101", "AND NOT is_temp))", "))"),
+    ("CS101", "AND attempt_id IS NOT NULL AND NOT is_temp))", "AND attempt_id IS NOT NULL))"),
     ("CS101", "WHERE file_attempt IS DISTINCT FROM 0 OR attempt_id", "WHERE true OR attempt_id"),
     ("CS101", "WHERE file_attempt IS DISTINCT FROM 0 OR attempt_id", "WHERE false OR attempt_id"),
     ("CS101", "OR attempt_id NOT LIKE '%\\_0' ESCAPE '\\'\n", "OR false\n"),
