@@ -26,7 +26,7 @@ CHOSEN = (
     # no listed survivor is left: one listed equivalent is the mutation no probe may fail
     ("metastore_mismatch.py: AND x.kind = 'partition_drop' AND x.ts < d.ts -> AND x.kind = 'partition_drop'", False),
     ("storage.py: AND c.ts <= d.ts) -> )", None),
-    ("0013_storage.sql: LEFT JOIN location_aliases al ON al.alias = k.raw_location -> ", None),
+    ("0075_magic_temp_layer.sql: LEFT JOIN location_aliases al ON al.alias = k.raw_location -> ", None),
     ("0013_storage.sql: FROM locs l JOIN named n ON n.bare = l.location", None),
     ("0005_forensics.sql: WHERE table_name IS NOT NULL AND location IS NOT NULL UNION ALL -> WHERE false", None),
     ("0040_fact_model.sql: FROM events WHERE partition_spec LIKE '[%]' AND table_name IS NOT NULL", None),
