@@ -67,8 +67,9 @@ log = logging.getLogger("commitsleuth.listener")
 # store's attach, write and checkpoint ~26 ms), so after a load that cost c CPU-seconds (with the
 # reads and scrubs since the one before) the next waits c / LOAD_SHARE seconds, within
 # FLUSH_INTERVAL..MAX_LOAD_WAIT: a quiet job's cheap loads come every second, a busy job's every
-# few seconds, their fixed cost spread over more lines. A SIGKILLed driver loses at most about
-# MAX_LOAD_WAIT + FLUSH_INTERVAL from the store; the spool still holds it.
+# few seconds, their fixed cost spread over more lines. A SIGKILLed driver loses at most
+# MAX_LOAD_WAIT + FLUSH_INTERVAL plus one load's own time (``stats.longest_load``) from the
+# store; the spool still holds it.
 FLUSH_INTERVAL = 1.0
 LOAD_SHARE = 0.02
 MAX_LOAD_WAIT = 5.0
@@ -105,6 +106,7 @@ class CaptureStats:
     lock_waits: int = 0
     load_cpu: float = 0.0  # CPU seconds the loads took (read, parse, decode, store writes and close)
     loads: int = 0  # rounds of the background thread that found something to load
+    longest_load: float = 0.0  # wall seconds of the longest load (what an event waits past its due load)
     last_error: str | None = None
     # Who writes the spool: "lean" (listener/LeanEventLoggingListener.java), or Spark's own
     # EventLoggingListener and why the lean one is not used.
@@ -261,6 +263,7 @@ class LiveCapture:
             if self._stop.is_set():
                 break
             with self._lock:
+                started = time.monotonic()  # a load's own time counts from its tick's first read
                 self._flush_jvm()
                 with self._counted():
                     self._hold(self.tail.size())
@@ -273,14 +276,17 @@ class LiveCapture:
                     if self._store is not None:
                         with self._counted():
                             self._release()
-                    self._pace()
+                    self.stats.longest_load = max(self.stats.longest_load, time.monotonic() - started)
+                    self._pace(started)
 
-    def _pace(self) -> None:
+    def _pace(self, started: float) -> None:
         """When the next load is due: its wait follows what the capture's thread spent since the
-        last load (see FLUSH_INTERVAL)."""
+        last load (see FLUSH_INTERVAL), counted from this load's start, so that an event that
+        just missed a load waits at most max_wait + interval + the next load's own time, however
+        long this one took."""
         spent, self._cpu_at_load = self.stats.load_cpu - self._cpu_at_load, self.stats.load_cpu
         wait = min(max(spent / self.load_share, self.interval), self.max_wait)
-        self._next_load = time.monotonic() + wait
+        self._next_load = started + wait
 
     def nudge(self) -> None:
         """Load soon (a job just ended); called from the optional hooks listener, must stay cheap."""

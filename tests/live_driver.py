@@ -67,11 +67,11 @@ def sigkill(db: str) -> None:
     spark = (SparkSession.builder.master("local[2]").appName("commitsleuth-sigkill")
              .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
              .getOrCreate())
-    attach(spark, db=db)
+    handle = attach(spark, db=db)
     say(attached=True)
     for job in range(10_000):
         spark.range(0, 40, 1, 4).count()
-        say(job=job, done=time.time())
+        say(job=job, done=time.time(), longest_load=handle.stats.longest_load)
 
 
 def recover(db: str, eventlog_dir: str) -> None:

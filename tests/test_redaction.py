@@ -324,3 +324,28 @@ def test_user_redaction_regex_of_spark_conf_is_honoured():
     assert redact('"spark.custom.opaque":"UserRegexValue21"') == '"spark.custom.opaque":"***"'
 
 
+
+
+def test_our_spark_regexes_hold_no_trigger_word_and_match_as_written():
+    """Spark copies the session's SQL string regex (ours or'ed in) into every job's and stage's
+    properties: written with a trigger word in its text, every such spool line ran every pattern."""
+    import re
+
+    import numpy as np
+    import pyarrow as pa
+
+    from commitsleuth.redact import (SPARK_KEY_REGEX, SPARK_STRING_REGEX, _unlisted, lines_may_hold_secret,
+                                     may_hold_secret)
+
+    line = json.dumps({"Properties": {"spark.sql.redaction.string.regex": SPARK_STRING_REGEX,
+                                      "spark.redaction.regex": SPARK_KEY_REGEX}})
+    assert not lines_may_hold_secret(line.encode(), np.array([0]))[0]
+    assert not may_hold_secret(pa.array([line]))[0].as_py()
+    assert redact(line) == line
+    written = r"(?i)(?:password|token|access[._-]?key)=\S+|bearer\s+\w+|s3a://[^@]*@|(?:AKIA|ASIA)\d{4}|-p \S+|[?&]sig=\w+"
+    unlisted = _unlisted(written)
+    assert unlisted != written and "p[a]ssword" in unlisted
+    for text in ("password=hunter2", "a TOKEN=x b", "fs.s3a.access.key=K", "Authorization: Bearer abc",
+                 "s3a://u:p@bucket", "AKIA1234 ASIA9876", "beeline -p pw", "x?sig=abc&y", "passwd=x",
+                 "nothing here", "keys: [id#0L]"):
+        assert re.findall(unlisted, text) == re.findall(written, text), text
