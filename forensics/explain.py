@@ -31,8 +31,11 @@ NEEDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "CS104": ("two LOAD INTOs of one file name (from the load lines or the LOAD commands), or a LOAD "
               "INTO after which num_files did not grow while total_size changed",
               ("load", "stats")),
-    "CS105": ("a failed or aborted write job whose files are still in the partition",
-              ("file", "file_create", "rename", "job_abort", "job_end")),
+    "CS105": ("a failed or aborted write job whose files are still in the partition (the job's verdict "
+              "from its commit or abort lines, its SQL execution's end, a move out of its staging "
+              "directory, or _SUCCESS)",
+              ("file", "file_create", "rename", "task_commit", "job_commit", "job_abort", "job_end",
+               "query_end", "conf")),
     "CS106": ("a Hive dedup that kept a file from a failed or killed attempt", ("dedup_remove",)),
     "CS107": ("its directory deleted after the metastore registered it, or every file loaded into it "
               "removed by someone who wrote none of them, with nothing written after",
