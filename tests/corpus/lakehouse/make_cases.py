@@ -340,6 +340,33 @@ def dump(name: str, code: str, title: str, cases: list[dict]) -> None:
                                                                allow_unicode=True, width=10_000))
 
 
+def quoted_partitions(work: Path) -> list[dict]:
+    """CS203 cases of a delta-rs table partitioned by a string column holding eu, 'eu' (a quote in
+    the value: partitionValues keeps it, the directory escapes it, region=%27eu%27) and us: two
+    partitions, whose files go missing apart (forensics/paths.py normalize_spec keeps a quote
+    outside Hive's PARTITION clause). The adds are stated as the delta-log reader makes them of
+    delta-rs' own log (reader_events; each event's raw holds its log line): so forensics/paths.py's
+    enrich spells each partition as the case is loaded, what the mutation runner's re-ingest
+    reaches (the reader's normal_spec is a cached copy of normalize_spec it does not swap)."""
+    t = work / "missing-quoted"
+    write_deltalake(str(t), pa.table({"region": ["eu", "'eu'", "us"], "v": [1, 2, 3]}), partition_by=["region"])
+    # as the listing names them: the directories' own names
+    quoted, plain = (next(f.relative_to(t).as_posix() for f in (t / d).glob("*.parquet"))
+                     for d in ("region=%27eu%27", "region=eu"))
+    adds = reader_events(t)
+    return [
+        {"name": "Delta - partitions eu and 'eu' (a quote in the value): a file of each missing is one finding per partition",
+         "events": adds + listing(t, commit_ts(t, 0), skip=(quoted, plain)),
+         "expect": [{"partition": "region='eu'", "summary": f"is missing from region='eu': {quoted.split('/')[1]}"},
+                    {"partition": "region=eu", "summary": f"is missing from region=eu: {plain.split('/')[1]}"}]},
+        {"name": "Delta - partitions eu and 'eu' (a quote in the value): the file of 'eu' missing, eu's listed",
+         "events": adds + listing(t, commit_ts(t, 0), skip=(quoted,)),
+         "expect": [{"partition": "region='eu'", "summary": f"is missing from region='eu': {quoted.split('/')[1]}"}]},
+        {"name": "negative - Delta - partitions eu and 'eu' (a quote in the value), every file listed",
+         "events": adds + listing(t, commit_ts(t, 0)), "expect": []},
+    ]
+
+
 def main(work: Path) -> None:
     # CS201: a file in a partition no version references, older than the latest commit
     t = work / "orphan"
@@ -776,6 +803,7 @@ def main(work: Path) -> None:
              {"kind": "delete", "ts": str(commit_ts(t, 0) + dt.timedelta(minutes=5)), "thread": "jdoe from 10.20.9.44",
               "path": "{root}/dt=2024-01-02"}],
          "expect": [{"partition": "dt=2024-01-02", "actors": ["jdoe from 10.20.9.44"]}]},
+        *quoted_partitions(work),
     ])
 
     # CS204: a gap in the chain; a stale overwrite; healthy retried appends
