@@ -79,7 +79,7 @@ class LogFiles:
 
     def read_uri(self, uri: str) -> bytes:
         """A file the log names by absolute URI (an Iceberg manifest, a manifest list)."""
-        with open(storage_path(uri), "rb") as fh:
+        with open(storage_path(uri, decode=False), "rb") as fh:
             data = fh.read()
         self.bytes_read += len(data)
         return data
@@ -178,10 +178,11 @@ class TableLog:
         spec = normal_spec(partition_spec) if partition_spec else info.partition_spec
         return full, spec, info, writer_of(info.file_name or "")
 
-    def absolute(self, path: str) -> str:
-        """A log's file reference as the path every other source uses for it."""
+    def absolute(self, path: str, *, decode: bool = True) -> str:
+        """A log's file reference as the path every other source uses for it (``decode``: as
+        for ``storage_path``)."""
         if path.startswith("/") or _SCHEMED.match(path):
-            return storage_path(path)
+            return storage_path(path, decode=decode)
         return self.root.rstrip("/") + "/" + unquote(path)
 
 
@@ -205,14 +206,17 @@ def resolve_file(path: str) -> PathInfo:
                     own.file_attempt, own.write_uuid)
 
 
-def storage_path(uri: str) -> str:
-    """``file:/x`` and ``file:///x`` as the local path ``/x``; ``s3://b/k`` as ``s3a://b/k``."""
+def storage_path(uri: str, *, decode: bool = True) -> str:
+    """``file:/x`` and ``file:///x`` as the local path ``/x``; ``s3://b/k`` as ``s3a://b/k``.
+    ``decode``: a ``file:`` URI's percent-escapes are decoded (Delta's paths are URIs by its
+    protocol); Iceberg's are the directory names as stored, a partition value URL-encoded once
+    in them (``dt=%22eu%22``), and are kept."""
     if uri.startswith("file:"):
         rest = uri[5:]
         if rest.startswith("//"):
             rest = rest[2:]
             rest = rest[rest.index("/"):] if "/" in rest else "/"
-        return unquote(rest)
+        return unquote(rest) if decode else rest
     prefix, rest = split_scheme(uri)
     return prefix + rest
 

@@ -780,3 +780,14 @@ def test_ingest_of_a_table_reports_progress_in_bytes_and_events(tmp_path):
     log_bytes = sum(p.stat().st_size for p in (table / "_delta_log").glob("*.json"))
     assert sum(advanced) == log_bytes
     assert sum(counted) == report.events > 0
+
+
+def test_iceberg_partition_value_with_quotes_keeps_its_encoded_directory(tmp_path, catalog):
+    """Iceberg writes each file's path as its directory is named on storage, the partition value
+    URL-encoded once (``dt=%22eu%22``): unlike Delta's paths (URIs by its protocol) it is never
+    decoded, or the live file under it is listed as an orphan (CS201) of a ``dt="eu"`` nobody wrote."""
+    tbl = iceberg_table(catalog)
+    tbl.append(pa.table({"dt": ['"eu"', "eu"], "v": [1, 2]}, schema=ROWS.schema))
+    assert sorted(p.name for p in (Path(root_of(tbl)) / "data").iterdir()) == ["dt=%22eu%22", "dt=eu"]
+    result = audited(Path(root_of(tbl)), tmp_path)
+    assert result.findings == [] and result.unlisted == []

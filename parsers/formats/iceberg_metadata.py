@@ -190,7 +190,7 @@ def _entries(log: TableLog, manifest_list: str, seen: set[str], specs: dict, ahe
         entries, problem, size = ahead.take(path, m.get("added_snapshot_id"), specs.get(m.get("partition_spec_id")))
         log.files.bytes_read += size
         if entries is None:
-            log.problem(log.absolute(path), problem)
+            log.problem(log.absolute(path, decode=False), problem)
             return None
         log.files_read += 1
         seen.add(path)
@@ -227,7 +227,8 @@ class _Ahead:
         self.log, self.lists, self.order, self.sent, self.pool = log, lists, order, {}, None
         n = workers()
         if type(log.files) is LogFiles and order and n:
-            total = sum(os.path.getsize(storage_path(u)) for u, _, _ in order if os.path.isfile(storage_path(u)))
+            total = sum(os.path.getsize(storage_path(u, decode=False)) for u, _, _ in order
+                        if os.path.isfile(storage_path(u, decode=False)))
             if total > AHEAD_BYTES:
                 import multiprocessing
                 from concurrent.futures import ProcessPoolExecutor
@@ -243,7 +244,7 @@ class _Ahead:
     def _send(self) -> None:
         if self.order and self.pool is not None:
             uri, added, names = self.order.pop(0)
-            self.sent.setdefault(uri, self.pool.submit(decode_manifest, storage_path(uri), added, names))
+            self.sent.setdefault(uri, self.pool.submit(decode_manifest, storage_path(uri, decode=False), added, names))
 
     def take(self, uri: str, added, names):
         future = self.sent.pop(uri, None)
@@ -371,8 +372,9 @@ def _file_events(log: TableLog, raw, snapshots: dict, off: set, snap: dict, ts):
     n = raw.num_rows
     summary = snap.get("summary") or {}
     absolute = log.absolute
-    # file:///x is the local path /x (storage_path); only other spellings need the general rule
-    full = pa.array([p[7:] if p.startswith("file:///") and "%" not in p else absolute(p)
+    # file:///x is the local path /x (storage_path); only other spellings need the general rule.
+    # Never decoded: Iceberg names each file as its directory is named on storage.
+    full = pa.array([p[7:] if p.startswith("file:///") else absolute(p, decode=False)
                      for p in raw.column("file_path").to_pylist()], pa.string())
     files = file_columns(full)
     names, dir_specs, writers = files["file_name"], files["dir_spec"], files["writers"]
@@ -434,7 +436,7 @@ def _projection(schema: dict, keep: dict) -> dict:
 
 
 def _avro(log: TableLog, uri: str, fastavro, project: dict | None = None) -> list[dict] | None:
-    path = log.absolute(uri)
+    path = log.absolute(uri, decode=False)
     try:
         data = log.files.read_uri(uri)
         reader = fastavro.reader(io.BytesIO(data))
