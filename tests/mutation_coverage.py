@@ -32,6 +32,7 @@ holds it).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import os
@@ -294,6 +295,13 @@ def _rebind(mp, module: types.ModuleType, fresh: dict) -> None:
                 mp.setattr(mod, attr, swap[id(value)])
             elif isinstance(value, tuple) and any(id(v) in swap for v in value):
                 mp.setattr(mod, attr, tuple(swap.get(id(v), v) for v in value))
+            elif isinstance(value, functools._lru_cache_wrapper):
+                # a cache of ours (parsers/lakehouse.py's normal_spec over paths.normalize_spec,
+                # _resolve_dir over paths.resolve_parent) answers with what it computed before
+                # the mutation: an empty one in its place, over the mutant where it wraps one
+                inner = value.__wrapped__
+                inner = swap[id(inner)] if id(inner) in swap and any(inner is o for o, _ in changed) else inner
+                mp.setattr(mod, attr, functools.lru_cache(maxsize=value.cache_parameters()["maxsize"])(inner))
 
 
 def _run_fresh(rel: str, source: str) -> dict:
