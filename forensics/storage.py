@@ -19,18 +19,26 @@ if TYPE_CHECKING:  # detectors import this module: a runtime import would be cir
 # are the commit protocol's own business (each attempt rewrites its own there). A YARN restart
 # runs the application again under its id, TIDs from 0 again: the caller context's run
 # (SPARK_TASK_<app>_<run>_…, migration 0074's spark_run) tells its attempts from the first run's
-# of the same name, and names each as Spark names the run, <app>_<run>.
+# of the same name, and names each as Spark names the run, <app>_<run>. Spark's CallerContext
+# writes the run before the JId/SId/TId part (and an upstream context after it), and a context
+# longer than hadoop.caller.context.max.size is cut from the end, by Spark to the client's value
+# and by the NameNode to its own: a record can keep its run and lose its TId (no attempt_id). It
+# still says a task of that run wrote the path, so it counts as its run, not as an attempt.
 DOUBLE_WRITES_SQL = """
 SELECT any_value(location) AS location, any_value(partition_spec) AS partition_spec,
        any_value(table_name) AS table_name, any_value(file_name) AS task, coalesce(app_id, job_id) AS app_id,
-       CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label)
-            ELSE list(DISTINCT attempt_id ORDER BY attempt_id) END AS actors,
+       CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label) FILTER (WHERE run_label IS NOT NULL)
+            ELSE list(DISTINCT attempt_id ORDER BY attempt_id) FILTER (WHERE attempt_id IS NOT NULL) END AS actors,
        list(event_id ORDER BY event_id) AS evidence,
        min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
 FROM (
-    SELECT *, spark_attempt_label(app_id || '_' || run, stage_id, stage_attempt, CAST(NULL AS INTEGER), attempt_no,
-                                  TRY_CAST(regexp_extract(task_id, '^TID ([0-9]+)$', 1) AS BIGINT), host) AS run_label
-    FROM (SELECT *, CASE WHEN attempt_id IS NOT NULL THEN spark_run(detail->>'caller_context', app_id) END AS run
+    SELECT *, CASE WHEN attempt_id IS NOT NULL
+                   THEN spark_attempt_label(app_id || '_' || run, stage_id, stage_attempt, CAST(NULL AS INTEGER), attempt_no,
+                                            TRY_CAST(regexp_extract(task_id, '^TID ([0-9]+)$', 1) AS BIGINT), host)
+                   -- NULL without a run (a driver's record): no task of either run
+                   ELSE app_id || '_' || run || '/a task (its caller context names no TID)' || coalesce(' on ' || host, '')
+              END AS run_label
+    FROM (SELECT *, spark_run(detail->>'caller_context', app_id) AS run
           FROM partition_events
           WHERE kind IN ('file_create', 'rename') AND NOT is_temp))
 GROUP BY coalesce(app_id, job_id), coalesce(target_path, path)

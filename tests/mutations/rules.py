@@ -60,9 +60,16 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
     # round 8, genB: a YARN restart's second run names its attempts as the first did
     (STORAGE, "    OR count(DISTINCT run) > 1\n", "\n"),
-    (STORAGE, "CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label)", "CASE WHEN false THEN []"),
-    (STORAGE, "CASE WHEN attempt_id IS NOT NULL THEN spark_run(detail->>'caller_context', app_id) END AS run",
-     "spark_run(detail->>'caller_context', app_id) AS run"),
+    (STORAGE, "CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label) FILTER (WHERE run_label IS NOT NULL)",
+     "CASE WHEN false THEN []"),
+    # round 9, store9: a record whose caller context was cut before its TId (no attempt) counts as
+    # its run (the old rule, runs of named attempts only, as the mutant); it is named by its run
+    # and host; a driver's record (no run) and a record without attempt are no actor
+    (STORAGE, "spark_run(detail->>'caller_context', app_id) AS run",
+     "CASE WHEN attempt_id IS NOT NULL THEN spark_run(detail->>'caller_context', app_id) END AS run"),
+    (STORAGE, "CASE WHEN attempt_id IS NOT NULL\n", "CASE WHEN true\n"),
+    (STORAGE, " FILTER (WHERE run_label IS NOT NULL)", ""),
+    (STORAGE, " FILTER (WHERE attempt_id IS NOT NULL)", ""),
     (STORAGE, "WHERE event_id IN (SELECT unnest(?::BIGINT[])) AND", "WHERE (event_id IN (SELECT unnest(?::BIGINT[])) OR true) AND"),
     (STORAGE, "AND kind = 'delete' AND", "AND"),
     (STORAGE, "AND detail LIKE '%\"storage\":%'", ""),
