@@ -2,7 +2,9 @@
 -- (ds=19/sub/000005_0: file_name 'sub/000005_0'; HIVE_UNION_SUBDIR_1/…, list bucketing and ACID
 -- delta_… directories alike), so a check of what a file is by how its name starts (a marker
 -- '_SUCCESS', '_committed_…', a hidden '.part-0.crc') reads the name after the last '/'.
-CREATE OR REPLACE MACRO base_name(file_name) AS regexp_replace(file_name, '^.*/', '');
+-- split_part, not a regex: a fifth of regexp_replace's time over every arriving file; its -1 (the
+-- last part) means the same on DuckDB and Spark, and a name without '/' is itself.
+CREATE OR REPLACE MACRO base_name(file_name) AS split_part(file_name, '/', -1);
 
 -- file_fates_at of 0069 (of 0040 and 0063), its markers and hidden files judged by their base name.
 CREATE OR REPLACE MACRO file_fates_at(keys) AS TABLE

@@ -130,7 +130,8 @@ MUTATIONS: list[tuple] = [
     # round 9, base9: a marker or hidden file in a partition's subdirectory (sub/_SUCCESS) by its base name
     (M0076, "AND NOT (base_name(e.file_name) LIKE '\\_%' ESCAPE", "AND NOT (e.file_name LIKE '\\_%' ESCAPE"),
     (M0076, "OR base_name(e.file_name) LIKE '.%')", "OR e.file_name LIKE '.%')"),
-    (M0076, "AS regexp_replace(file_name, '^.*/', '');", "AS file_name;"),
+    (M0076, "AS split_part(file_name, '/', -1);", "AS file_name;"),
+    (M0076, "AS split_part(file_name, '/', -1);", "AS split_part(file_name, '/', 1);"),
     (M0076, "      AND coalesce(e.status, 'ok') <> 'failed'\n      AND (keys IS NULL", "      AND (keys IS NULL"),
     (M0076, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
      "      AND (keys IS NULL OR false"),
