@@ -31,7 +31,7 @@ CHOSEN = (
     ("0005_forensics.sql: WHERE table_name IS NOT NULL AND location IS NOT NULL UNION ALL -> WHERE false", None),
     ("0040_fact_model.sql: FROM events WHERE partition_spec LIKE '[%]' AND table_name IS NOT NULL", None),
     ("0040_fact_model.sql: lambda kv: kv[1] || '=' || kv[2]", None),
-    ("0069_stage_labels_table_deletes.sql: ON r.location = a.location AND r.ts >= a.ts", None),
+    ("0076_base_name_checks.sql: ON r.location = a.location AND r.ts >= a.ts", None),  # file_fates_at, moved from 0069
     ("0069_stage_labels_table_deletes.sql: SELECT a.alias || '|' || r.spec", None),
 )
 

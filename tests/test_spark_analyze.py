@@ -14,7 +14,7 @@ from commitsleuth.store import Store
 from test_detector_cases import load_case, scenario
 
 DUCKDB_ONLY = ("ASOF", "&&", "STRUCT_INSERT", "LIST_ZIP", "lambda ", "MATERIALIZED", "spark_attempt_label(",
-               "file_fates_at(", "fate_keys(")
+               "file_fates_at(", "fate_keys(", "base_name(")
 
 
 def test_every_view_and_detector_transpiles():
@@ -44,6 +44,8 @@ def test_rewrites_keep_duckdb_meaning():
     assert "EXPLODE(TRANSFORM(xs, _u -> REGEXP_REPLACE(_u, '^a', ''))) AS k" in to(
         "SELECT regexp_replace(unnest(xs), '^a', '') AS k FROM t")
     assert "CONCAT_WS('/', app" in to("SELECT spark_attempt_label(app, 1, 0, 2, 0, 5, 'h') FROM t")
+    # a file's base name (migration 0076): Spark's split_part counts a negative part from the end, as DuckDB's
+    assert "SPLIT_PART(f, '/', -1)" in to("SELECT base_name(f) FROM t")
     # DuckDB's list_distinct and list_has_any skip NULLs; Spark's array functions keep them
     assert "ARRAYS_OVERLAP(ARRAY_COMPACT(a), ARRAY_COMPACT(b))" in to("SELECT list_has_any(a, b) FROM t")
     assert "ARRAY_DISTINCT(ARRAY_COMPACT(a))" in to("SELECT list_distinct(a) FROM t")

@@ -18,7 +18,7 @@ data AS (  -- data files of those partitions only; temp layers judged on that sm
     SELECT DISTINCT e.location, e.partition_spec
     FROM events e SEMI JOIN dirs d ON d.location = e.location AND d.partition_spec = e.partition_spec
     WHERE e.kind = 'file' AND coalesce(e.detail->>'dir', 'false') <> 'true'
-      AND NOT regexp_matches(e.file_name, '^[._]')
+      AND NOT regexp_matches(base_name(e.file_name), '^[._]')  -- sub/_SUCCESS is a marker too
       AND NOT {temp_e_path}
 )
 SELECT d.location, d.partition_spec, d.table_name, [d.partition_spec] AS actors,

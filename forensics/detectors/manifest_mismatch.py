@@ -26,7 +26,8 @@ manifests AS (
            detail->'manifest'->>'jobId' AS job_id, detail->'manifest'->>'committer' AS committer,
            CAST(detail->'manifest'->'filenames' AS VARCHAR[]) AS names
     FROM events
-    WHERE kind = 'file' AND file_name = '_SUCCESS' AND location IS NOT NULL
+    -- by its base name: a job whose output was a partition's subdirectory wrote dt=1/sub/_SUCCESS
+    WHERE kind = 'file' AND base_name(file_name) = '_SUCCESS' AND location IS NOT NULL
       AND json_array_length(detail->'manifest'->'filenames') > 0
       AND coalesce(detail->'manifest'->>'success', 'true') <> 'false'
 ),
@@ -42,7 +43,8 @@ on_disk AS (
       -- under the marker's own directory: a job that wrote one partition's path (…/t/dt=1/_SUCCESS)
       -- committed nothing in the table's other partitions, which share its location
       AND starts_with(f.path, regexp_replace(m.path, '_SUCCESS$', ''))
-      AND NOT starts_with(f.file_name, '_') AND NOT starts_with(f.file_name, '.')
+      -- markers and hidden files, in a partition's subdirectory too (sub/.part-0.crc)
+      AND NOT starts_with(base_name(f.file_name), '_') AND NOT starts_with(base_name(f.file_name), '.')
       AND NOT {temp}
 ),
 committed AS (  -- the listed files found on disk: their write jobs are the committed job's
@@ -68,7 +70,7 @@ later AS (  -- files of a later, committed write of their own (not the manifest'
     UNION
     -- a newer _SUCCESS of another commit over the directory holding it (whichever listing saw it)
     SELECT d.manifest_id, d.event_id FROM on_disk d JOIN manifests m ON m.event_id = d.manifest_id
-    JOIN events s ON s.kind = 'file' AND s.file_name = '_SUCCESS' AND s.event_id <> m.event_id AND s.ts >= d.ts
+    JOIN events s ON s.kind = 'file' AND base_name(s.file_name) = '_SUCCESS' AND s.event_id <> m.event_id AND s.ts >= d.ts
      AND starts_with(d.key, regexp_replace(regexp_replace(s.path, '_SUCCESS$', ''), '{scheme}', ''))
 ),
 extra AS (  -- on disk, not in the manifest (only where its list is whole), and the commit's business

@@ -579,7 +579,9 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS110", "SEMI JOIN dirs d ON d.location = e.location AND d.partition_spec = e.partition_spec",
      "SEMI JOIN dirs d ON d.location = e.location",
      "equivalent: the anti join keys data on (location, partition_spec) as well: the semi join only narrows early"),
-    ("CS110", "AND NOT regexp_matches(e.file_name, '^[._]')", ""),
+    ("CS110", "AND NOT regexp_matches(base_name(e.file_name), '^[._]')", ""),
+    # round 9, base9: a marker in a partition's subdirectory (HIVE_UNION_SUBDIR_1/_SUCCESS) by its base name
+    ("CS110", "regexp_matches(base_name(e.file_name), '^[._]')", "regexp_matches(e.file_name, '^[._]')"),
     ("CS110", "AND NOT {temp_e_path}", "",
      "equivalent: no data file in a temp layer is keyed on a partition directory's (location, spec): paths.py peels a "
      "layer below the partition with the partition (…/dt=1/_temporary/…, .hive-staging_…, .spark-staging-…: no spec) "
@@ -594,8 +596,14 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS110", "FROM dirs d ANTI JOIN data USING (location, partition_spec)", "FROM dirs d ANTI JOIN data USING (location)"),
 
     # ===== CS111 manifest-mismatch (forensics/detectors/manifest_mismatch.py) =====
-    ("CS111", "WHERE kind = 'file' AND file_name = '_SUCCESS'", "WHERE kind <> 'file' AND file_name = '_SUCCESS'"),
-    ("CS111", "AND file_name = '_SUCCESS' AND location", "AND file_name <> '_SUCCESS' AND location"),
+    ("CS111", "WHERE kind = 'file' AND base_name(file_name) = '_SUCCESS'", "WHERE kind <> 'file' AND base_name(file_name) = '_SUCCESS'"),
+    ("CS111", "AND base_name(file_name) = '_SUCCESS' AND location", "AND base_name(file_name) <> '_SUCCESS' AND location"),
+    # round 9, base9: a manifest, a marker or a hidden file in a partition's subdirectory (dt=1/sub/_SUCCESS) by its base name
+    ("CS111", "AND base_name(file_name) = '_SUCCESS' AND location", "AND file_name = '_SUCCESS' AND location"),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '_')", "AND NOT starts_with(f.file_name, '_')"),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '.')", "AND NOT starts_with(f.file_name, '.')"),
+    ("CS111", "s.kind = 'file' AND base_name(s.file_name) = '_SUCCESS'", "s.kind = 'file' AND s.file_name = '_SUCCESS'"),
+    ("CS111", "s.kind = 'file' AND base_name(s.file_name) = '_SUCCESS' AND", "s.kind = 'file' AND"),
     ("CS111", "AND location IS NOT NULL\n      AND json_array_length", "AND location IS NULL\n      AND json_array_length"),
     ("CS111", "AND json_array_length(detail->'manifest'->'filenames') > 0", ""),
     ("CS111", "AND coalesce(detail->'manifest'->>'success', 'true') <> 'false'", ""),
@@ -605,8 +613,8 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS111", "AND f.location = m.location\n", "\n"),
     ("CS111", "WHERE f.kind = 'file'  --", "WHERE f.kind <> 'file'  --"),
     ("CS111", "      AND starts_with(f.path, regexp_replace(m.path, '_SUCCESS$', ''))\n", "\n"),
-    ("CS111", "AND NOT starts_with(f.file_name, '_')", ""),
-    ("CS111", "AND NOT starts_with(f.file_name, '.')", ""),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '_')", ""),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '.')", ""),
     ("CS111", "      AND NOT {temp}\n", "\n"),
     ("CS111", "SEMI JOIN listed l ON l.manifest_id = d.manifest_id AND l.key = d.key", "SEMI JOIN listed l ON l.key = d.key"),
     ("CS111", "WHERE len(m.names) < {limit}", "WHERE true"),

@@ -10,6 +10,7 @@ M0040 = "commitsleuth/migrations/0040_fact_model.sql"
 M0060 = "commitsleuth/migrations/0060_attempt_labels.sql"
 M0064 = "commitsleuth/migrations/0064_loading_checks.sql"
 M0069 = "commitsleuth/migrations/0069_stage_labels_table_deletes.sql"
+M0076 = "commitsleuth/migrations/0076_base_name_checks.sql"
 
 MUTATIONS: list[tuple] = [
     # --- table_locations (0005): a table's location from lines naming both, or one thread naming each
@@ -111,47 +112,52 @@ MUTATIONS: list[tuple] = [
     (M0040, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
     (M0040, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
     (M0040, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
-    # --- fate_keys, file_fates_at (0069; of 0040 and 0063): what happened to each file later
+    # --- fate_keys (0069), file_fates_at (0076; of 0069, 0063 and 0040): what happened to each file later
     (M0069, "WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL\n    UNION", "WHERE kind IN ('dedup_remove') AND location IS NOT NULL\n    UNION"),
     # a table directory's delete (a file of the database's directory to its record)
     (M0069, "    SEMI JOIN (SELECT DISTINCT location FROM events WHERE location IS NOT NULL) l ON l.location = d.dir\n", "    WHERE false\n"),
-    (M0069, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir = r.part_location || '/' || r.file_name", "      ON false"),
-    (M0069, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir", "      ON r.file_name IS NOT NULL AND t.dir"),
-    (M0069, "CASE WHEN t.dir IS NULL THEN r.file_name END AS file_name", "r.file_name AS file_name"),
-    (M0069, "     AND coalesce(r.detail->>'storage', '') <> 's3'\n", "\n"),
+    (M0076, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir = r.part_location || '/' || r.file_name", "      ON false"),
+    (M0076, "      ON r.file_name IS NOT NULL AND r.part_spec IS NULL AND t.dir", "      ON r.file_name IS NOT NULL AND t.dir"),
+    (M0076, "CASE WHEN t.dir IS NULL THEN r.file_name END AS file_name", "r.file_name AS file_name"),
+    (M0076, "     AND coalesce(r.detail->>'storage', '') <> 's3'\n", "\n"),
     (M0069, "SELECT a.alias || '|' || r.spec FROM removed r JOIN location_aliases a ON a.location = r.location", "SELECT NULL"),
     (M0069, "SELECT a.location || '|' || r.spec FROM removed r JOIN location_aliases a ON a.alias = r.location", "SELECT NULL"),
-    (M0069, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
+    (M0076, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
      "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL"),
-    (M0069, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
+    (M0076, "    WHERE e.kind IN ('file_create', 'rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp",
      "    WHERE e.kind IN ('rename', 'file') AND e.file_name IS NOT NULL AND NOT e.is_temp"),
-    (M0069, "      AND NOT (e.file_name LIKE '\\_%' ESCAPE '\\' OR e.file_name LIKE '.%')", ""),
-    (M0069, "      AND coalesce(e.status, 'ok') <> 'failed'\n      AND (keys IS NULL", "      AND (keys IS NULL"),
-    (M0069, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
+    (M0076, "      AND NOT (base_name(e.file_name) LIKE '\\_%' ESCAPE '\\' OR base_name(e.file_name) LIKE '.%')", ""),
+    # round 9, base9: a marker or hidden file in a partition's subdirectory (sub/_SUCCESS) by its base name
+    (M0076, "AND NOT (base_name(e.file_name) LIKE '\\_%' ESCAPE", "AND NOT (e.file_name LIKE '\\_%' ESCAPE"),
+    (M0076, "OR base_name(e.file_name) LIKE '.%')", "OR e.file_name LIKE '.%')"),
+    (M0076, "AS split_part(file_name, '/', -1);", "AS file_name;"),
+    (M0076, "AS split_part(file_name, '/', -1);", "AS split_part(file_name, '/', 1);"),
+    (M0076, "      AND coalesce(e.status, 'ok') <> 'failed'\n      AND (keys IS NULL", "      AND (keys IS NULL"),
+    (M0076, "      AND (keys IS NULL OR list_contains(keys, e.location || '|' || coalesce(e.partition_spec, ''))",
      "      AND (keys IS NULL OR false"),
-    (M0069, "           OR list_contains(keys, e.location || '|*'))", "           OR false)"),
+    (M0076, "           OR list_contains(keys, e.location || '|*'))", "           OR false)"),
 
-    (M0069, "CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how",
+    (M0076, "CASE WHEN r.kind = 'dedup_remove' THEN 'dedup' WHEN r.detail->>'how' = 'trash' THEN 'trashed' ELSE 'deleted' END AS how",
      "'deleted' AS how"),
-    (M0069, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
+    (M0076, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
      "    WHERE r.kind IN ('delete') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp"),
-    (M0069, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
+    (M0076, "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL AND NOT r.is_temp",
      "    WHERE r.kind IN ('delete', 'dedup_remove') AND r.ts IS NOT NULL AND r.part_location IS NOT NULL"),
-    (M0069, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "\n"),
-    (M0069, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "      AND NOT (r.file_name IS NULL)\n"),
-    (M0069, "coalesce(r.detail->>'storage', '') = 's3'", "r.detail->>'storage' = 's3'"),
-    (M0069, "ON r.location = a.location AND r.ts >= a.ts", "ON r.location = a.location"),
-    (M0069, "     AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)",
+    (M0076, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "\n"),
+    (M0076, "      AND NOT (r.file_name IS NULL AND coalesce(r.detail->>'storage', '') = 's3')\n", "      AND NOT (r.file_name IS NULL)\n"),
+    (M0076, "coalesce(r.detail->>'storage', '') = 's3'", "r.detail->>'storage' = 's3'"),
+    (M0076, "ON r.location = a.location AND r.ts >= a.ts", "ON r.location = a.location"),
+    (M0076, "     AND ((r.file_name = a.file_name AND r.partition_spec IS NOT DISTINCT FROM a.partition_spec)",
      "     AND ((r.file_name = a.file_name)"),
-    (M0069, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))",
+    (M0076, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))",
      "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec)))"),
-    (M0069, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))", ")"),
-    (M0069, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1",
+    (M0076, "          OR (r.file_name IS NULL AND (r.partition_spec = a.partition_spec OR r.partition_spec IS NULL)))", ")"),
+    (M0076, "    HAVING count(*) > 1 AND count(*) FILTER (WHERE kind <> 'file') > 0", "    HAVING count(*) > 1",
      "equivalent: rewritten only narrows which paths overwritten looks at: overwritten joins b.kind <> 'file' on the "
      "exact path, so a path every arrival of which is a listing ('file') gets no overwrite_event with or without the "
      "filter (and a hash shared by another path lets in rows the path join then drops)"),
-    (M0069, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
-    (M0069, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
+    (M0076, "JOIN arrived b ON b.path = a.path AND b.ts > a.ts AND b.kind <> 'file'", "JOIN arrived b ON b.path = a.path AND b.ts > a.ts"),
+    (M0076, "(d.r IS NULL AND o.overwrite_event IS NULL) AS live", "(d.r IS NULL) AS live"),
     # --- spark_run (0074), round 8, genB: the run a task's caller context states (a YARN restart)
     (M0074, "THEN TRY_CAST(split_part(split_part(context, 'SPARK_TASK_' || app || '_', 2), '_', 1) AS INTEGER)::VARCHAR",
      "THEN NULL"),
