@@ -31,7 +31,7 @@ from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 _EVENTS_SQL = """
 SELECT e.event_id, e.attempt_id, e.thread, e.query_id, e.app_id, e.job_id, e.host,
        e.detail->>'storage' AS storage, e.detail->>'user' AS user, e.detail->>'proxy' AS proxy,
-       e.detail->>'ip' AS ip, e.detail->>'ugi' AS ugi,
+       e.detail->>'ip' AS ip, e.detail->>'ugi' AS ugi, spark_run(e.detail->>'caller_context', e.app_id) AS run,
        coalesce(e.query_id, (SELECT arg_max(q.query_id, q.ts) FROM events q
                              WHERE q.kind = 'query_start' AND q.source_id = e.source_id
                                AND q.thread = e.thread AND q.ts <= e.ts)) AS thread_query
@@ -68,7 +68,7 @@ _PREFIXES = (("file ", "file", "file"), ("job ", "job", "job_id"))
 def _storage(label: str, e: dict) -> dict:
     out = {"kind": "storage_principal", "label": label, "user": e["user"], "proxy": e["proxy"],
            "ip": e["ip"], "storage": e["storage"]}
-    for key in ("query_id", "attempt_id", "app_id", "job_id"):  # job: an S3A Referer's ji=
+    for key in ("query_id", "attempt_id", "app_id", "job_id", "run"):  # job: an S3A Referer's ji=
         if e[key]:
             out[key] = e[key]
     return out

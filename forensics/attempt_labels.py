@@ -34,8 +34,10 @@ def spark_attempt_label(app: str | None, stage: int | None, stage_attempt: int |
 
 def label_of(attempt: dict) -> str:
     """The label of a Spark attempt object (``SPARK_ATTEMPT_STRUCT``'s fields: app_id, stage,
-    stage_attempt, task_index, attempt, tid, host)."""
-    return spark_attempt_label(attempt.get("app_id"), attempt.get("stage"), attempt.get("stage_attempt"),
+    stage_attempt, task_index, attempt, tid, host, run). Of an application seen in several runs
+    (a YARN restart: ``run`` set) the application is named as Spark names the run, ``<app>_<run>``."""
+    app, run = attempt.get("app_id"), attempt.get("run")
+    return spark_attempt_label(f"{app}_{run}" if app is not None and run is not None else app, attempt.get("stage"), attempt.get("stage_attempt"),
                                attempt.get("task_index"), attempt.get("attempt"), attempt.get("tid"),
                                attempt.get("host"))
 
@@ -62,11 +64,13 @@ def _narrowed(con, tids: list[str]) -> str | None:
     return body.replace("FROM events", f"FROM (SELECT * FROM events WHERE {where}) events", 1)
 
 
-def labels_for_names(con, names: Iterable[tuple[str | None, str | None]]) -> dict[tuple[str | None, str], str]:
+def labels_for_names(con, names: Iterable[tuple[str | None, str | None]]) -> dict[tuple, str]:
     """``(application, name) -> label`` for the Spark attempt names among ``names`` (pairs of
     the application an event names, or None, and its attempt name); other names are left out:
     they are their own label. A name without an application takes the label of the one
-    application that uses it."""
+    application that uses it. Of an application seen in several runs (a YARN restart) a name
+    also has ``(application, name, run) -> label``, and ``(application, name)`` only when one
+    run uses it."""
     wanted = {(app, name) for app, name in names if name and name.startswith("task ") and "(TID " in name}
     if not wanted:
         return {}
@@ -77,13 +81,18 @@ def labels_for_names(con, names: Iterable[tuple[str | None, str | None]]) -> dic
     params = {"names": sorted({n for _, n in wanted})}
     if len(tids) > _FEW:
         params["tails"] = [f"{t})" for t in tids]
-    rows = con.execute(f"SELECT app_id, attempt_id, label FROM ({narrowed}) "
+    rows = con.execute(f"SELECT app_id, attempt_id, label, run FROM ({narrowed}) "
                        "WHERE list_contains($names::VARCHAR[], attempt_id)", params).fetchall()
-    out: dict[tuple[str | None, str], str] = {}
+    out: dict[tuple, str] = {}
     by_name: dict[str, set[str]] = {}
-    for app, name, label in rows:
-        out[(app, name)] = label
+    by_key: dict[tuple[str | None, str], set[str]] = {}
+    for app, name, label, run in rows:
+        by_key.setdefault((app, name), set()).add(label)
         by_name.setdefault(name, set()).add(label)
+        if run is not None:  # of an application seen in several runs: (app, name, run) names it
+            out[(app, name, run)] = label
+    # a name two runs of one application both use (TIDs counted from 0 again) alone names neither
+    out.update({key: next(iter(found)) for key, found in by_key.items() if len(found) == 1})
     for app, name in wanted:
         if (app, name) not in out and len(by_name.get(name, ())) == 1:
             out[(app, name)] = next(iter(by_name[name]))
@@ -105,14 +114,17 @@ def label_objects(con, objects: list[list[dict]], apps: Iterable[str | None]) ->
     names = {o["label"] for objs in objects for o in objs}
     labels = labels_for_names(con, [(app, name) for app in apps for name in names])
     by_name: dict[str, set[str]] = {}
-    for (_, name), label in labels.items():
-        by_name.setdefault(name, set()).add(label)
+    for key, label in labels.items():
+        by_name.setdefault(key[1], set()).add(label)
     out = []
     for objs in objects:
         row = []
         for o in objs:
             name = o["label"]
-            label = labels.get((o.get("app_id"), name))
+            # the run the object names (a YARN restart's TIDs counted from 0 again): its label there
+            label = labels.get((o.get("app_id"), name, o["run"])) if o.get("run") is not None else None
+            if label is None:
+                label = labels.get((o.get("app_id"), name))
             if label is None and len(by_name.get(name, ())) == 1:
                 label = next(iter(by_name[name]))
             if label is None and o.get("kind") == "spark_attempt" and o.get("stage") is not None:

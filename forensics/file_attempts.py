@@ -19,7 +19,8 @@ from commitsleuth.forensics.attempt_labels import label_of
 SPARK_ATTEMPT_STRUCT = """{'kind': 'spark_attempt', 'label': a.label, 'app_id': a.app_id,
     'job': a.job_id, 'execution': a.execution_id, 'stage': a.stage_id, 'stage_attempt': a.stage_attempt,
     'task_index': a.task_index, 'attempt': a.attempt_no, 'tid': a.tid, 'executor': a.executor_id,
-    'host': a.host, 'speculative': a.speculative, 'status': a.status, 'end_reason': a.end_reason}"""
+    'host': a.host, 'speculative': a.speculative, 'status': a.status, 'end_reason': a.end_reason,
+    'run': a.run}"""
 
 
 def file_attempts_sql(files: str) -> str:

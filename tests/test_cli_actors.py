@@ -66,7 +66,7 @@ def test_spark_attempts_are_objects_with_their_fields(cli, tmp_path):
         f"killed (TaskKilled), wrote 000001_0.stage1; {copy}, executor 1, speculative, success, wrote 000001_1.stage1")
     assert [a["label"] for a in f["detail"]["attempts"]] == [first, copy]
     common = {"kind": "spark_attempt", "app_id": "app-1", "job": "2", "execution": "0", "stage": 1,
-              "stage_attempt": 0, "task_index": 1, "tie": "named", "rule": "hive_name", "candidates": 1}
+              "stage_attempt": 0, "task_index": 1, "run": None, "tie": "named", "rule": "hive_name", "candidates": 1}
     assert f["actor_objects"] == [
         {**common, "label": first, "attempt_name": "task 1.0 in stage 1.0 (TID 3)", "attempt": 0, "tid": 3,
          "executor": "0", "host": "127.0.0.2", "speculative": False, "status": "killed", "end_reason": "TaskKilled",

@@ -109,7 +109,10 @@ MUTATIONS: list[tuple] = [
      "commitsleuth/report/lanes.py, the report's timelines, calls it); the probes run analyze, which never reads it"),
     # --- forensics/actors.py: who a finding names, as objects
     (ACTORS, "    if label in named:\n", "    if False:\n",),
-    (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):", "for key in (\"query_id\",):"),
+    (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\", \"run\"):", "for key in (\"query_id\",):"),
+    # round 9, runs9: the run a storage record's caller context names (a YARN restart) picks its label
+    (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\", \"run\"):", "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):"),
+    (ACTORS, "spark_run(e.detail->>'caller_context', e.app_id) AS run,", "NULL AS run,"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",
@@ -137,6 +140,12 @@ MUTATIONS: list[tuple] = [
      "alone itself (the unique label of by_name, built from the same rows): a pair this leaves out gets the same label "
      "there"),
     (LABELS, "    finding.actors = [renamed.get(a, a) for a in finding.actors]\n", ""),
+    # round 9, runs9: a YARN restart's runs count TIDs from 0 again: a name both use is labelled per run
+    (LABELS, "return spark_attempt_label(f\"{app}_{run}\" if app is not None and run is not None else app, ", "return spark_attempt_label(app, "),
+    (LABELS, "        if run is not None:  # of an application seen in several runs: (app, name, run) names it\n            out[(app, name, run)] = label\n", ""),
+    (LABELS, "for key, found in by_key.items() if len(found) == 1})", "for key, found in by_key.items()})"),
+    (LABELS, "label = labels.get((o.get(\"app_id\"), name, o[\"run\"])) if o.get(\"run\") is not None else None", "label = None"),
+    (FILE_ATTEMPTS, "    'run': a.run}", "    'run': NULL}"),
     (LABELS, "        finding.summary = finding.summary.replace(name, renamed[name])\n", "        pass\n"),
     # --- forensics/remedies.py: the cause and remedy that fit the engine and writer
     (REMEDIES, "committed = any(o.get(\"rule\") in (\"spark_part\", \"spark_staging\", \"hadoop_attempt\") for o in spark)", "committed = False",

@@ -11,6 +11,7 @@ M0060 = "commitsleuth/migrations/0060_attempt_labels.sql"
 M0064 = "commitsleuth/migrations/0064_loading_checks.sql"
 M0069 = "commitsleuth/migrations/0069_stage_labels_table_deletes.sql"
 M0076 = "commitsleuth/migrations/0076_base_name_checks.sql"
+M0077 = "commitsleuth/migrations/0077_attempt_label_runs.sql"
 
 MUTATIONS: list[tuple] = [
     # --- table_locations (0005): a table's location from lines naming both, or one thread naming each
@@ -79,39 +80,39 @@ MUTATIONS: list[tuple] = [
      "JOIN columns_seen c ON c.part_table = b.part_table"),
     (M0040, "WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.part_table = b.part_table AND k.vals = b.vals);",
      "WHERE true;"),
-    # --- spark_task_attempts (0040): grouped by application, attempts with no end seen
-    (M0040, "GROUP BY app_id, stage_id, stage_attempt, attempt_id);", "GROUP BY stage_id, stage_attempt, attempt_id);"),
-    (M0040, "LEFT JOIN spark_stage_jobs sj ON sj.app_id = a.app_id AND sj.stage_id = a.stage_id", "LEFT JOIN spark_stage_jobs sj ON sj.stage_id = a.stage_id"),
-    (M0040, "LEFT JOIN spark_executions x ON x.app_id = a.app_id AND x.execution_id = sj.execution_id",
+    # --- spark_task_attempts (0077; of 0040): grouped by application and run, attempts with no end seen
+    (M0077, "GROUP BY app_id, run, stage_id, stage_attempt, attempt_id);", "GROUP BY run, stage_id, stage_attempt, attempt_id);"),
+    (M0077, "LEFT JOIN spark_stage_jobs sj ON sj.app_id = a.app_id AND sj.stage_id = a.stage_id", "LEFT JOIN spark_stage_jobs sj ON sj.stage_id = a.stage_id"),
+    (M0077, "LEFT JOIN spark_executions x ON x.app_id = a.app_id AND x.execution_id = sj.execution_id",
      "LEFT JOIN spark_executions x ON x.execution_id = sj.execution_id"),
-    (M0040, "CASE WHEN a.kind = 'attempt_end' THEN a.status ELSE 'no end seen' END AS status", "a.status AS status"),
-    (M0040, "CASE WHEN a.kind = 'attempt_end' THEN a.ts END AS finished", "a.ts AS finished"),
-    (M0040, "coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS launched", "a.ts AS launched"),
-    (M0040, "WHERE a.kind IN ('attempt_end', 'attempt_start') AND a.stage_id", "WHERE a.kind IN ('attempt_end') AND a.stage_id"),
-    (M0040, "coalesce(min(event_id) FILTER (WHERE kind = 'attempt_end'), min(event_id))", "min(event_id)"),
-    # --- file_attempts (0040): which attempt wrote a file
-    (M0040, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\nstaged", "\n),\nstaged"),
-    (M0040, "WHERE staging_uuid = '' OR staging_uuid = write_uuid", "WHERE true"),
-    (M0040, "ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)", "ON x.write_location = s.location"),
-    (M0040, "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id",
+    (M0077, "CASE WHEN a.kind = 'attempt_end' THEN a.status ELSE 'no end seen' END AS status", "a.status AS status"),
+    (M0077, "CASE WHEN a.kind = 'attempt_end' THEN a.ts END AS finished", "a.ts AS finished"),
+    (M0077, "coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS launched", "a.ts AS launched"),
+    (M0077, "WHERE a.kind IN ('attempt_end', 'attempt_start') AND a.stage_id", "WHERE a.kind IN ('attempt_end') AND a.stage_id"),
+    (M0077, "coalesce(min(event_id) FILTER (WHERE kind = 'attempt_end'), min(event_id))", "min(event_id)"),
+    # --- file_attempts (0077; of 0040): which attempt wrote a file
+    (M0077, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\nstaged", "\n),\nstaged"),
+    (M0077, "WHERE staging_uuid = '' OR staging_uuid = write_uuid", "WHERE true"),
+    (M0077, "ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)", "ON x.write_location = s.location"),
+    (M0077, "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id",
      "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id"),
-    (M0040, "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt",
+    (M0077, "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt",
      "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id"),
-    (M0040, "     AND f.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n    WHERE f.file_attempt",
+    (M0077, "     AND f.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n    WHERE f.file_attempt",
      "    WHERE f.file_attempt"),
-    (M0040, "    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest\n", ""),
-    (M0040, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND f.ts >= date_trunc('second', a.launched)"),
-    (M0040, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND a.finished IS NULL"),
-    (M0040, "      AND NOT EXISTS (SELECT 1 FROM spark_task_attempts b", "      AND EXISTS (SELECT 1 FROM spark_task_attempts b"),
-    (M0040, "     AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n", ""),
-    (M0040, "AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))",
+    (M0077, "    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest\n", ""),
+    (M0077, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND f.ts >= date_trunc('second', a.launched)"),
+    (M0077, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND a.finished IS NULL"),
+    (M0077, "      AND NOT EXISTS (SELECT 1 FROM spark_task_attempts b", "      AND EXISTS (SELECT 1 FROM spark_task_attempts b"),
+    (M0077, "     AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n", ""),
+    (M0077, "AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))",
      "AND (a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))"),
-    (M0040, "ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)", "ON a.app_id = h.app_id"),
-    (M0040, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", ""),
-    (M0040, "     AND 'TID ' || a.tid = f.task_id", ""),
-    (M0040, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
-    (M0040, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
-    (M0040, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
+    (M0077, "ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)", "ON a.app_id = h.app_id"),
+    (M0077, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", ""),
+    (M0077, "     AND 'TID ' || a.tid = f.task_id", ""),
+    (M0077, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
+    (M0077, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
+    (M0077, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
     # --- fate_keys (0069), file_fates_at (0076; of 0069, 0063 and 0040): what happened to each file later
     (M0069, "WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL\n    UNION", "WHERE kind IN ('dedup_remove') AND location IS NOT NULL\n    UNION"),
     # a table directory's delete (a file of the database's directory to its record)
@@ -161,25 +162,49 @@ MUTATIONS: list[tuple] = [
     # --- spark_run (0074), round 8, genB: the run a task's caller context states (a YARN restart)
     (M0074, "THEN TRY_CAST(split_part(split_part(context, 'SPARK_TASK_' || app || '_', 2), '_', 1) AS INTEGER)::VARCHAR",
      "THEN NULL"),
-    # --- spark_attempt_label (0060), attempt_labels (0069): one name per attempt (per TID and stage attempt)
+    # --- spark_attempt_label (0060), attempt_labels (0077; of 0069): one name per attempt (per TID, stage attempt and run)
     (M0060, "'stage ' || stage || '.' || coalesce(stage_attempt, 0)", "'stage ' || stage"),
     (M0060, "'(TID ' || tid || ')', 'on ' || host", "'(TID ' || tid || ')'"),
-    (M0069, "WHERE attempt_id LIKE 'task %' AND attempt_id LIKE '%(TID %'", "WHERE attempt_id LIKE '%(TID %'",
+    (M0077, "WHERE attempt_id LIKE 'task %' AND attempt_id LIKE '%(TID %'", "WHERE attempt_id LIKE '%(TID %'",
      "equivalent: every attempt id holding '(TID ' that the product writes starts 'task ': the event log's and live "
      "capture's 'task <index>.<attempt> in stage <s>.<a> (TID <n>)' (parsers/spark_events.py attempt_label, "
      "commitsleuth/ingest/eventlog_fast.py's attempt_id), a Spark log's (parsers/messages.py spark_task, same words) and a caller "
      "context's 'task attempt <n> in stage <s>.<a> (TID <n>)' (parsers/callers.py spark_attempt_label); MapReduce, Tez "
      "and S3A ta= ids are attempt_…, and an executor thread's '(TID n)' is a thread, not an attempt id"),
-    (M0069, "arg_max(host, (host IS NOT NULL)::INTEGER * 2 + (kind IN ('attempt_start', 'attempt_end'))::INTEGER) AS host",
+    (M0077, "arg_max(host, (host IS NOT NULL)::INTEGER * 2 + (kind IN ('attempt_start', 'attempt_end'))::INTEGER) AS host",
      "arg_max(host, (host IS NOT NULL)::INTEGER) AS host"),
-    (M0069, "CASE WHEN task_id LIKE '%.%' THEN TRY_CAST(split_part(task_id, '.', 2) AS INTEGER) END", "NULL",
+    (M0077, "CASE WHEN task_id LIKE '%.%' THEN TRY_CAST(split_part(task_id, '.', 2) AS INTEGER) END", "NULL",
      "equivalent: idx is coalesce(the index in the attempt id 'task <index>.<attempt> in stage …', this); every row named "
      "here with a task id holding '.' comes from parsers/spark_events.py, commitsleuth/ingest/eventlog_fast.py or "
      "parsers/messages.py spark_task, which write task_id '<stage>.<index>' beside that very attempt id, so the "
      "regexp already gives the same index; a caller context's row (parsers/callers.py) has task_id 'TID <n>' and "
      "no '.', and commit_denied rows (task_id '<stage>.<partition>') carry no attempt id, so are not named"),
-    (M0069, "FROM named n JOIN per_tid p ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid_key = n.tid_key",
-     "FROM named n JOIN per_tid p ON p.tid_key = n.tid_key"),
-    (M0069, "regexp_extract(attempt_id, ' in stage (\\d+\\.\\d+) \\(TID (\\d+)\\)', ['stage', 'tid']) AS tid_key",
+    (M0077, "  ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid_key = n.tid_key AND p.run IS NOT DISTINCT FROM n.run;",
+     "  ON p.tid_key = n.tid_key AND p.run IS NOT DISTINCT FROM n.run;",
+     "survives: round 9 (runs9) made labels_for_names drop a name two labels give for one application (a name both "
+     "runs of a YARN restart use), so the mutant's cross-application label now falls back to the attempt's own "
+     "facts (label_of) for a Spark attempt object; the missing case: two applications whose caller contexts name the "
+     "same stage and TID with no event log (storage principals, which have no such fallback)"),
+    (M0077, "regexp_extract(attempt_id, ' in stage (\\d+\\.\\d+) \\(TID (\\d+)\\)', ['stage', 'tid']) AS tid_key",
      "regexp_extract(attempt_id, '\\(TID (\\d+)\\)', ['tid']) AS tid_key"),
+    # round 9, runs9: a YARN restart's runs in the views naming Spark attempts (0077)
+    (M0074, "WHERE kind = 'app_start' AND app_id IS NOT NULL AND detail->>'attempt' IS NOT NULL;", "WHERE false;"),
+    (M0077, "GROUP BY app_id HAVING count(DISTINCT run) > 1;", "GROUP BY app_id HAVING count(DISTINCT run) > 0;"),
+    (M0077, "    WHERE attempt_id IS NOT NULL AND task_id LIKE 'TID %'\n    UNION ALL", "    WHERE false\n    UNION ALL"),
+    (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, NULL AS run"),
+    (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, s.run AS run",
+     "survives: the missing case is one YARN cluster-mode run (an event log whose start says \"App Attempt ID\":\"1\") "
+     "whose attempt a driver log names too (\"Finished task 3.0 in stage 0.0 (TID 3)\"): the mutant keys the two "
+     "records apart (run '1' and none), two rows of one attempt, and a caller context's file then has two candidates"),
+    (M0077, "GROUP BY app_id, run, stage_id, stage_attempt, attempt_id);", "GROUP BY app_id, stage_id, stage_attempt, attempt_id);"),
+    (M0077, "spark_run(detail->>'caller_context', app_id) AS run\n    FROM events\n    WHERE kind IN", "NULL AS run\n    FROM events\n    WHERE kind IN"),
+    (M0077, " AND coalesce(a.run = f.run, TRUE)", ""),
+    (M0077, " AND coalesce(a.run = f.run, TRUE)", " AND coalesce(a.run = f.run, FALSE)"),
+    (M0077, "CASE WHEN n.app_id IN (SELECT app_id FROM multi_run_apps) THEN coalesce(n.said_run, s.run) END AS run", "NULL AS run"),
+    (M0077, "CASE WHEN n.app_id IN (SELECT app_id FROM multi_run_apps) THEN coalesce(n.said_run, s.run) END AS run",
+     "coalesce(n.said_run, s.run) AS run"),
+    (M0077, "THEN coalesce(n.said_run, s.run) END AS run", "THEN s.run END AS run"),
+    (M0077, "THEN coalesce(n.said_run, s.run) END AS run", "THEN n.said_run END AS run"),
+    (M0077, " AND p.run IS NOT DISTINCT FROM n.run;", ";"),
+    (M0077, "spark_attempt_label(coalesce(p.app_id || '_' || p.run, p.app_id), p.stage_id", "spark_attempt_label(p.app_id, p.stage_id"),
 ]
