@@ -180,11 +180,7 @@ MUTATIONS: list[tuple] = [
      "regexp already gives the same index; a caller context's row (parsers/callers.py) has task_id 'TID <n>' and "
      "no '.', and commit_denied rows (task_id '<stage>.<partition>') carry no attempt id, so are not named"),
     (M0077, "  ON p.app_id IS NOT DISTINCT FROM n.app_id AND p.tid_key = n.tid_key AND p.run IS NOT DISTINCT FROM n.run;",
-     "  ON p.tid_key = n.tid_key AND p.run IS NOT DISTINCT FROM n.run;",
-     "survives: round 9 (runs9) made labels_for_names drop a name two labels give for one application (a name both "
-     "runs of a YARN restart use), so the mutant's cross-application label now falls back to the attempt's own "
-     "facts (label_of) for a Spark attempt object; the missing case: two applications whose caller contexts name the "
-     "same stage and TID with no event log (storage principals, which have no such fallback)"),
+     "  ON p.tid_key = n.tid_key AND p.run IS NOT DISTINCT FROM n.run;"),
     (M0077, "regexp_extract(attempt_id, ' in stage (\\d+\\.\\d+) \\(TID (\\d+)\\)', ['stage', 'tid']) AS tid_key",
      "regexp_extract(attempt_id, '\\(TID (\\d+)\\)', ['tid']) AS tid_key"),
     # round 9, runs9: a YARN restart's runs in the views naming Spark attempts (0077)
@@ -192,10 +188,7 @@ MUTATIONS: list[tuple] = [
     (M0077, "GROUP BY app_id HAVING count(DISTINCT run) > 1;", "GROUP BY app_id HAVING count(DISTINCT run) > 0;"),
     (M0077, "    WHERE attempt_id IS NOT NULL AND task_id LIKE 'TID %'\n    UNION ALL", "    WHERE false\n    UNION ALL"),
     (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, NULL AS run"),
-    (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, s.run AS run",
-     "survives: the missing case is one YARN cluster-mode run (an event log whose start says \"App Attempt ID\":\"1\") "
-     "whose attempt a driver log names too (\"Finished task 3.0 in stage 0.0 (TID 3)\"): the mutant keys the two "
-     "records apart (run '1' and none), two rows of one attempt, and a caller context's file then has two candidates"),
+    (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, s.run AS run"),
     (M0077, "GROUP BY app_id, run, stage_id, stage_attempt, attempt_id);", "GROUP BY app_id, stage_id, stage_attempt, attempt_id);"),
     (M0077, "spark_run(detail->>'caller_context', app_id) AS run\n    FROM events\n    WHERE kind IN", "NULL AS run\n    FROM events\n    WHERE kind IN"),
     (M0077, " AND coalesce(a.run = f.run, TRUE)", ""),
