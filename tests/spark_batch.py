@@ -10,6 +10,8 @@ on namespaced by the input's number:
 - paths (location, path, target path): a directory ``zp007/`` after the scheme and authority
   (``hdfs://ns/zp007/user/…``, ``/zp007/user/…``), so a bare HDFS path still meets its
   namespaced twin, a partition's path still lies under its table's, and names stay as they were;
+- a Spark caller context's application (``SPARK_TASK_<app>_<run>_…``, where migration 0074's
+  ``spark_run`` reads a YARN restart's run by the app_id column): the same token before it;
 - source ids a case sets itself (``source_id: 1``, outside the input's reserved range): moved
   into that range (two inputs' source 1 met in ASOF joins on the source, CS104's query of a load).
 
@@ -96,6 +98,8 @@ def _namespaced(con, table: str, n: int, keys: bool = True, ids: bool = True) ->
             expr = _renamed(f"CAST({c} AS VARCHAR)", n) if ids else f"CAST({c} AS VARCHAR)"
             if keys and c in ID_COLUMNS:
                 expr = f"'{id_token(n)}' || {expr}"
+            elif keys and c == "detail":  # a Spark caller context names the application as app_id
+                expr = f"replace({expr}, 'SPARK_TASK_', 'SPARK_TASK_{id_token(n)}')"  # does (spark_run)
             elif keys and c in PATH_COLUMNS:
                 expr = f"regexp_replace({expr}, '{_ROOT}', '\\1{path_token(n)}')"
             expr = f"CAST({expr} AS {kind})"
