@@ -452,6 +452,11 @@ class Store:
                     f"{self.path} is locked by another process{who}; wait for it to finish "
                     "or use another --db"
                 ) from None
+            short = re.search(r"Could not read enough bytes.*?attempted to read (\d+) bytes from location (\d+)", msg)
+            if short and os.path.exists(self.path):  # its catalog lies past the cut (check_intact's case)
+                raise StoreError(f"the store {self.path} is damaged: its file is cut short "
+                                 f"({os.path.getsize(self.path)} bytes, a block it needs ends at "
+                                 f"{int(short.group(1)) + int(short.group(2))}); ingest into a new --db") from None
             raise StoreError(f"cannot open {self.path}: {msg.splitlines()[0]}") from None
         except duckdb.ResourceInUseException:  # DuckDB opens a file once per process
             raise StoreLockedError(f"{self.path} is open in another connection of this process; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -341,11 +342,14 @@ def test_a_damaged_store_is_one_error_line(cli, tmp_path, monkeypatch):
     db = _damaged(cli, tmp_path, "truncated")
     size = db.stat().st_size
     whole = 3 * 4096 + 262144 * 6
+    # Where the cut falls decides which read meets it first: the catalog's, when the store opens
+    # (the block DuckDB could not read), or the check of the blocks in use after it opened.
+    said = {f"its 6 blocks in use need {whole}", "a block it needs ends at 1847296"}
     for args in READERS + WRITERS:
         r = cli(*args, "--db", db)
-        assert (r.exit_code, r.out, r.err) == (
-            2, "", f"Error: the store {db} is damaged: its file is cut short ({size} bytes, its 6 blocks "
-                   f"in use need {whole}); ingest into a new --db\n"), args
+        found = re.fullmatch(rf"Error: the store {re.escape(str(db))} is damaged: its file is cut short "
+                             rf"\({size} bytes, (.*)\); ingest into a new --db\n", r.err)
+        assert (r.exit_code, r.out, bool(found) and found.group(1) in said) == (2, "", True), (args, r.err)
     db = _damaged(cli, tmp_path, "dropped")
     for args in READERS + WRITERS:
         r = cli(*args, "--db", db)

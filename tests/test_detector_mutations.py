@@ -182,8 +182,8 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS104", "WHERE n.table_name = b.table_name\n", "WHERE true\n"),
     ("CS104", "AND n.partition_spec = b.partition_spec)", ")"),
     # --- CS111 manifest-mismatch: which markers are manifests ---
-    ("CS111", "WHERE kind = 'file' AND file_name = '_SUCCESS'", "WHERE kind <> 'file' AND file_name = '_SUCCESS'"),  # negated
-    ("CS111", "AND file_name = '_SUCCESS' AND location", "AND file_name <> '_SUCCESS' AND location"),  # negated
+    ("CS111", "WHERE kind = 'file' AND base_name(file_name) = '_SUCCESS'", "WHERE kind <> 'file' AND base_name(file_name) = '_SUCCESS'"),  # negated
+    ("CS111", "AND base_name(file_name) = '_SUCCESS' AND location", "AND base_name(file_name) <> '_SUCCESS' AND location"),  # negated
     ("CS111", "AND location IS NOT NULL\n      AND json_array_length", "AND location IS NULL\n      AND json_array_length"),  # negated
     ("CS111", "AND json_array_length(detail->'manifest'->'filenames') > 0", ""),
     ("CS111", "AND coalesce(detail->'manifest'->>'success', 'true') <> 'false'", ""),
@@ -193,8 +193,8 @@ MUTATIONS: list[tuple[str, str, str]] = [
     ("CS111", "ON f.source_id IS NOT DISTINCT FROM m.source_id AND", "ON true AND"),
     ("CS111", "AND f.location = m.location\n", "\n"),
     ("CS111", "WHERE f.kind = 'file'  --", "WHERE f.kind <> 'file'  --"),  # negated
-    ("CS111", "AND NOT starts_with(f.file_name, '_')", ""),
-    ("CS111", "AND NOT starts_with(f.file_name, '.')", ""),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '_')", ""),
+    ("CS111", "AND NOT starts_with(base_name(f.file_name), '.')", ""),
     ("CS111", "AND NOT regexp_matches(coalesce(f.path, ''),", "AND NOT regexp_matches('',"),
     # extra, missing and what makes a finding
     ("CS111", "WHERE len(m.names) < 100", "WHERE true"),
