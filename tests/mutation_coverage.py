@@ -295,7 +295,7 @@ def _rebind(mp, module: types.ModuleType, fresh: dict) -> None:
                 mp.setattr(mod, attr, swap[id(value)])
             elif isinstance(value, tuple) and any(id(v) in swap for v in value):
                 mp.setattr(mod, attr, tuple(swap.get(id(v), v) for v in value))
-            elif isinstance(value, functools._lru_cache_wrapper):
+            elif callable(value) and hasattr(value, "cache_parameters") and hasattr(value, "__wrapped__"):
                 # a cache of ours (parsers/lakehouse.py's normal_spec over paths.normalize_spec,
                 # _resolve_dir over paths.resolve_parent) answers with what it computed before
                 # the mutation: an empty one in its place, over the mutant where it wraps one
