@@ -636,8 +636,8 @@ def test_a_forked_child_opens_connections_of_its_own():
 def test_a_big_event_logs_commits_hold_whole_row_groups(tmp_path):
     """Each checkpoint commit of a big event log holds whole row groups of DuckDB's (the size
     read from a real store), at least two: at half a row group DuckDB compressed each row group
-    about twice (a 300k-line log: the store's writes 3.1-3.4 CPU-s against 1.9, the whole
-    command 10.6 against 8.7; docs/BENCHMARKS.md round 10)."""
+    about twice (a 300k-line log: the store's writes 3.1-3.8 CPU-s against 1.9-2.3, the ingest
+    10.4-10.6 against 8.6-8.7; docs/BENCHMARKS.md round 10)."""
     con = duckdb.connect(str(tmp_path / "groups.duckdb"))
     con.execute("CREATE TABLE t AS SELECT range AS x FROM range(300000)")
     con.execute("CHECKPOINT")
