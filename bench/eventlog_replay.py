@@ -236,6 +236,125 @@ LABELS = {"ingest-base": "baseline ingest (whole command, --baseline)", "ingest"
           "read_json": "DuckDB read_json (ceiling)"}
 
 
+# ``--phases``: where the ingest's CPU goes, in a process of its own. Each step of the fast path
+# is wrapped in a timer of its thread's CPU (``time.thread_time``: the scanners run two at a
+# time, so a process-wide clock would count each step twice); every thread's own CPU is read
+# from /proc (DuckDB's threads included, which no wrapper sees). Then the store's writes alone
+# of the same tables, written as ingest writes them (CHILD_STORE's way), with their raw lines and
+# with every raw line emptied, alternated: what keeping each row's raw line costs the store.
+# The wrappers reach into eventlog_fast's own steps on purpose (a bench's probe, not an API).
+CHILD_PHASES = """
+import collections, json, os, resource, sys, threading, time
+from pathlib import Path
+import pyarrow as pa
+from commitsleuth.ingest.pool import arrow_without_pandas
+arrow_without_pandas()
+from commitsleuth.ingest import eventlog_fast as ef, ingest
+from commitsleuth.ingest.local import COMMIT_ROWS
+from commitsleuth.store import Store
+log, work = Path(sys.argv[1]), Path(sys.argv[2])
+cpu, lock, tids = collections.defaultdict(float), threading.Lock(), collections.defaultdict(set)
+def wrap(owner, name, label):
+    f = getattr(owner, name)
+    def timed(*a, **k):
+        tids[threading.get_native_id()].add(label.split(":")[0])
+        t = time.thread_time()
+        try:
+            return f(*a, **k)
+        finally:
+            with lock:
+                cpu[label] += time.thread_time() - t
+    setattr(owner, name, timed)
+for owner, name, label in ((ef, "_lines", "scan: lines into Arrow"), (ef, "lines_may_hold_secret", "scan: redaction trigger"),
+                           (ef, "_bulk", "scan: DuckDB SQL (json_transform + mapping)"),
+                           (ef.FastEventLog, "_decode_others", "assemble: decoder for the other lines"),
+                           (ef.FastEventLog, "_bulk_table", "assemble: SQL rows to columns + identity hash"),
+                           (ef, "_merge", "assemble: merge + raw"), (Store, "write_arrow", "store: insert"),
+                           (Store, "commit_pending", "store: commit")):
+    wrap(owner, name, label)
+def threads():
+    out = {}
+    for t in os.listdir("/proc/self/task"):
+        try:
+            stat = open(f"/proc/self/task/{t}/stat").read()
+        except OSError:
+            continue
+        f = stat[stat.rindex(")") + 2:].split()
+        out[int(t)] = (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+seen, stop = {}, threading.Event()
+def sample():
+    while not stop.is_set():
+        seen.update(threads())
+        time.sleep(0.02)
+before = threads()
+sampler = threading.Thread(target=sample, daemon=True)
+sampler.start()
+db = work / "phases.duckdb"
+for p in (db, Path(f"{db}.wal")): p.unlink(missing_ok=True)
+c, t = time.process_time(), time.perf_counter()
+with Store(db) as store:
+    report = ingest(store, [str(log)])
+ingest_cpu, ingest_wall = time.process_time() - c, time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+stop.set(); sampler.join()
+steps = dict(cpu)  # the ingest's alone: the writes below pass the same wrappers
+with Store(db) as store:
+    tables = store.con.sql("SELECT * FROM events ORDER BY event_id").to_arrow_table()
+per_thread = collections.defaultdict(float)
+for tid, v in seen.items():
+    if tid == threading.get_native_id() or tid == sampler.native_id:
+        continue
+    v -= before.get(tid, 0.0)
+    per_thread["+".join(sorted(tids.get(tid, ()))) or "no step seen (DuckDB's, the reader's)"] += v
+main_cpu = seen.get(threading.get_native_id(), 0.0) - before.get(threading.get_native_id(), 0.0)
+per_thread["main (" + "+".join(sorted(tids.get(threading.get_native_id(), ()))) + ")"] += main_cpu
+for p in (db, Path(f"{db}.wal")): p.unlink(missing_ok=True)
+tables = tables.set_column(0, "event_id", pa.nulls(tables.num_rows, pa.int64()))  # numbered by the store again
+batches = tables.to_batches(max_chunksize=40_000)
+empty = [b.set_column(b.schema.get_field_index("raw"), "raw", pa.array([""] * b.num_rows, pa.string())) for b in batches]
+store_runs = {"with raw": [], "raw emptied": []}
+for r in range(2):
+    for label, bs in (("with raw", batches), ("raw emptied", empty)) if r % 2 == 0 else (("raw emptied", empty), ("with raw", batches)):
+        out = work / "phases-store.duckdb"
+        for p in (out, Path(f"{out}.wal")): p.unlink(missing_ok=True)
+        c = time.process_time()
+        with Store(out) as s:
+            sid = s.add_source(str(log), "spark-eventlog")
+            events = pending = 0
+            for k, b in enumerate(bs):
+                tb = pa.Table.from_batches([b])
+                events += tb.num_rows; pending += tb.num_rows
+                commit = pending >= COMMIT_ROWS or k == len(bs) - 1
+                s.write_checkpoint(tb, sid, {}, commit=commit, bytes_read=0, lines=0, events=events)
+                pending = 0 if commit else pending
+        store_runs[label].append(time.process_time() - c)
+        for p in (out, Path(f"{out}.wal")): p.unlink(missing_ok=True)
+print(json.dumps({"seconds": ingest_wall, "ingest_cpu": ingest_cpu, "events": report.events,
+                  "steps": steps, "threads": dict(per_thread), "store": store_runs,
+                  "rss": rss}))
+"""
+
+
+def phases(name: str, log: Path, work: Path) -> None:
+    """``--phases``: one in-process ingest of ``log``, its CPU by step and by thread, then the
+    store's writes alone with and without the raw lines (CHILD_PHASES)."""
+    load = os.getloadavg()[0]
+    out = _child(CHILD_PHASES, str(log), str(work))
+    print(f"\n{name}: where the ingest's CPU goes (one in-process run, load {load:.2f} -> "
+          f"{os.getloadavg()[0]:.2f}): wall {out['seconds']:.2f} s, CPU {out['ingest_cpu']:.2f} s "
+          f"(imports excluded; the child's whole CPU {out['cpu']:.2f} s), {out['events']:,} events, "
+          f"peak {out['rss']:.0f} MiB")
+    for label, v in sorted(out["steps"].items(), key=lambda kv: -kv[1]):
+        print(f"  step {label:48s} {v:6.2f} CPU-s")
+    for label, v in sorted(out["threads"].items(), key=lambda kv: -kv[1]):
+        print(f"  threads {label:46s} {v:6.2f} CPU-s")
+    raw, bare = out["store"]["with raw"], out["store"]["raw emptied"]
+    print(f"  the store's writes alone, the same {out['events']:,} rows, alternated: with raw "
+          f"{' '.join(f'{x:.2f}' for x in raw)} CPU-s, raw emptied {' '.join(f'{x:.2f}' for x in bare)} CPU-s "
+          f"(the raw lines: {statistics.median(raw) - statistics.median(bare):.2f} CPU-s)", flush=True)
+
+
 def _span(xs: list[float]) -> str:
     return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
 
@@ -247,6 +366,9 @@ def bench(name: str, args, work: Path, classes: Path) -> bool:
         n = make_log(name, log, args.events)
         print(f"{name}: wrote {log} ({n:,} lines, {log.stat().st_size / 2**20:.0f} MiB) in "
               f"{time.perf_counter() - t:.1f} s", flush=True)
+    if args.phases:
+        phases(name, log, work)
+        return True
     lines = sum(1 for _ in open(log, "rb"))
     mib = log.stat().st_size / 2**20
     # the A/B's two arms one after the other, at about the same load
@@ -320,10 +442,13 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="bin directory of another checkout's venv (main's, say): its commitsleuth is timed "
                          "too, in the same rounds, for an A/B of the whole command")
+    ap.add_argument("--phases", action="store_true",
+                    help="instead of the rounds: where one in-process ingest's CPU goes, by step and by thread, "
+                         "and what the raw lines cost the store's writes")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    classes = compile_replay(work)
+    classes = None if args.phases else compile_replay(work)
     ok = [bench(name, args, work, classes) for name in args.apps.split(",")]
     return 0 if all(ok) else 1
 

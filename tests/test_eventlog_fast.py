@@ -633,9 +633,25 @@ def test_a_forked_child_opens_connections_of_its_own():
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def test_a_big_event_logs_commits_hold_whole_row_groups(tmp_path):
+    """Each checkpoint commit of a big event log holds whole row groups of DuckDB's (the size
+    read from a real store), at least two: at half a row group DuckDB compressed each row group
+    about twice (a 300k-line log: the store's writes 3.1-3.8 CPU-s against 1.9-2.3, the ingest
+    10.4-10.6 against 8.6-8.7; docs/BENCHMARKS.md round 10)."""
+    con = duckdb.connect(str(tmp_path / "groups.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT range AS x FROM range(300000)")
+    con.execute("CHECKPOINT")
+    groups = con.execute("SELECT row_group_id, sum(count) FROM pragma_storage_info('t') WHERE column_name = 'x' "
+                         "AND segment_type <> 'VALIDITY' GROUP BY 1 ORDER BY 1").fetchall()
+    con.close()
+    group = groups[0][1]
+    assert len(groups) > 1 and group < 300000
+    assert eventlog_fast.CHECKPOINT_ROWS % group == 0 and eventlog_fast.CHECKPOINT_ROWS >= 2 * group
+
+
 @pytest.mark.parametrize("big", [True, False])
 def test_a_big_event_log_commits_as_checkpoints_with_the_decoders_store(tmp_path, monkeypatch, big):
-    """A big event log commits every CHECKPOINT_COMMIT_ROWS events, each commit a checkpoint, its
+    """A big event log commits every eventlog_fast.CHECKPOINT_ROWS events, each commit a checkpoint, its
     last one too: after each, no row waits in the write-ahead log (each commit's rows were
     compressed into the file, while the next blocks are mapped). The store equals the decoder's.
     A small log (here: the limit above its events) commits once, into the log."""
@@ -643,7 +659,7 @@ def test_a_big_event_log_commits_as_checkpoints_with_the_decoders_store(tmp_path
 
     log = _generated(tmp_path / "local-1700000000001-gen", 5_000)
     _blocks(monkeypatch, 128 << 10)
-    monkeypatch.setattr(local, "CHECKPOINT_COMMIT_ROWS", 1_000 if big else 100_000)
+    monkeypatch.setattr(eventlog_fast, "CHECKPOINT_ROWS", 1_000 if big else 100_000)
     monkeypatch.setattr(local, "COMMIT_SECONDS", 1e9)  # commits by count alone, whatever the machine's load
     wal = tmp_path / "fast.duckdb.wal"
     logged = []

@@ -55,6 +55,13 @@ BLOCK = 16 << 20  # bytes of lines per DuckDB pass and per store checkpoint
 # directory, and a live capture's small loads, are one such block. The decoder is the
 # reference, so the table is the same either way.
 SQL_MIN_LINES = 1024
+# Rows per commit of a big event log, each commit a checkpoint (store.CHECKPOINT_COMMIT_ROWS and
+# ingest's loop): two of DuckDB's row groups. At 61,440 (half a row group) the store's writes of
+# a 300k-line log took 3.1-3.8 CPU-s, at this cadence 1.9-2.3, about as much as one commit at
+# the end, and the whole ingest 1.8 CPU-s less: DuckDB compressed each row group about twice,
+# the half written before and the whole after (docs/BENCHMARKS.md round 10). Each commit is
+# still compressed while the SQL threads map the next blocks.
+CHECKPOINT_ROWS = 2 * 122_880
 # Blocks scanned at once (lines, trigger and SQL, each on a connection of its own) while the one
 # before them is assembled: one scan takes longer than an assembly and a store write together,
 # so with one the SQL thread set the pace and the second core idled a third of the time.

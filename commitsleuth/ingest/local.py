@@ -42,7 +42,7 @@ from commitsleuth.parsers.messages import message_parser
 from commitsleuth.ingest.readers import (MAX_LINE, BlockReader, ReadError, fingerprint, is_plain, line_bounds,
                                   open_lines, peek_lines, record_start, same_head, unfinished_line)
 from commitsleuth.redact import add_user_patterns, redact, user_patterns
-from commitsleuth.store import CHECKPOINT_COMMIT_ROWS, Store
+from commitsleuth.store import Store
 from commitsleuth.parsers.lakehouse import inside_tables, is_remote, record_table, remote_tables, split_tables
 
 BATCH = 10_000
@@ -590,11 +590,11 @@ def _finish(store: Store, item: "SourceResult | FileRead", on_events=None,
     checkpoint = (read.resume_at, max(read.first_line - 1, 0))
     committed_at, committed_when = checkpoint[0], time.monotonic()
     ends = app_end.tally_of(store.con, sid if read.previous else None) if read.fmt.name == app_end.FORMAT else None
-    # A big event log commits as checkpoints (store.CHECKPOINT_COMMIT_ROWS), its last rows too:
+    # A big event log commits as checkpoints (eventlog_fast.CHECKPOINT_ROWS), its last rows too:
     # each commit is compressed while the SQL threads map the next blocks, where one commit at
     # the end waited for all of it. A small one commits into the write-ahead log as before.
     fast = eventlog_fast.enabled(read.fmt.name)
-    commit_rows = CHECKPOINT_COMMIT_ROWS if fast else COMMIT_ROWS
+    commit_rows = eventlog_fast.CHECKPOINT_ROWS if fast else COMMIT_ROWS
     try:
         for table in read.tables():
             table = read.without_stored(table)
