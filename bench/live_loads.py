@@ -99,7 +99,7 @@ def loader(spool: Path, db: Path) -> capture.LiveCapture:
     cap._source_id = None
     cap._stored_rejects, cap._inventory_sources, cap._inventory_counts = {}, {}, {}
     cap._told_locked = False
-    cap._store, cap._host_con = None, None
+    cap._store, cap._host_con, cap._opened_on = None, None, None
     cap.tail = SpoolTail(spool)
     cap.parse = ParseStats()
     cap.fast = eventlog_fast.FastEventLog(SourceContext(uri=str(spool)), cap.parse)

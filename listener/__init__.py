@@ -17,8 +17,8 @@ def attach(spark, db=None, **options) -> LiveCapture:
 
     ``spark`` is a SparkSession or SparkContext. Options: ``interval`` (seconds between reads of
     the spool, each scrubbing what Spark wrote unredacted, default 1.0), ``max_wait`` (the longest
-    wait between loads into the store, default 5.0: a load waits the CPU the last one took divided
-    by ``load_share``, default 0.02, and at least ``interval``), ``hooks`` (a Python SparkListener that loads at once on job and application end,
+    wait between loads into the store, default 10.0: a load waits the CPU the last one took divided
+    by ``load_share``, default 0.01, and at least ``interval``), ``hooks`` (a Python SparkListener that loads at once on job and application end,
     default off: py4j calls it for every event Spark posts), ``inventory`` (list each SQL
     write's output location when it ends, default on), ``spool_dir``, ``keep_spool``.
     """

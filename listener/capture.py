@@ -66,13 +66,16 @@ log = logging.getLogger("commitsleuth.listener")
 # they are (~70 ms in docs/BENCHMARKS.md "fifth measurement": the fast path's SQL ~42 ms, the
 # store's attach, write and checkpoint ~26 ms), so after a load that cost c CPU-seconds (with the
 # reads and scrubs since the one before) the next waits c / LOAD_SHARE seconds, within
-# FLUSH_INTERVAL..MAX_LOAD_WAIT: a quiet job's cheap loads come every second, a busy job's every
-# few seconds, their fixed cost spread over more lines. A SIGKILLed driver loses at most
+# FLUSH_INTERVAL..MAX_LOAD_WAIT: a quiet job's cheap loads come every second or two, a busy job's
+# every several seconds, their fixed cost spread over more lines. A SIGKILLed driver loses at most
 # MAX_LOAD_WAIT + FLUSH_INTERVAL plus one load's own time (``stats.longest_load``) from the
-# store; the spool still holds it.
+# store; the spool still holds it. A load's fixed part (~25 ms: the store's ATTACH and DETACH,
+# its checkpoint's 32 columns, the fast path's call) was about 40 % of a 5,000-task job's load
+# CPU at 2 % of a core and 5 s at most (docs/BENCHMARKS.md "Round 10"): at 1 % and 10 s, a long
+# job pays it half as often.
 FLUSH_INTERVAL = 1.0
-LOAD_SHARE = 0.02
-MAX_LOAD_WAIT = 5.0
+LOAD_SHARE = 0.01
+MAX_LOAD_WAIT = 10.0
 HELD_MAX = 64 << 20  # bytes read and scrubbed, not loaded yet: beyond, they are loaded at once
 LOAD_BLOCK = 16 << 20  # bytes of held lines joined into one call of the fast path
 BATCH = 20_000  # events per store write when the spool has a backlog
@@ -171,6 +174,7 @@ class LiveCapture:
         # (store.reader_waiting), after flush() and at detach.
         self._store: Store | None = None
         self._host_con: duckdb.DuckDBPyConnection | None = None
+        self._opened_on: duckdb.DuckDBPyConnection | None = None  # the host the store was last opened on
         self.lister = Lister(self.sc._jvm, self.sc._jsc.hadoopConfiguration())
 
         self.spool = SpoolWriter(self.sc, self.spool_dir)
@@ -446,7 +450,7 @@ class LiveCapture:
             return True
         if self._store is None:
             try:
-                self._store = Store(self.db, host=self._host(), commit_checkpoints=True)
+                self._store = self._open_store()
             except StoreLockedError as exc:
                 self.stats.lock_waits += 1
                 if not self._told_locked:
@@ -463,6 +467,14 @@ class LiveCapture:
             log.warning("commitsleuth: %s is free again; live capture caught up", self.db)
             self._told_locked = False
         return True
+
+    def _open_store(self) -> Store:
+        """The store attached for a load: migrated and set up at its first open on this host,
+        then only its schema version checked (``Store(reopen=True)``)."""
+        host = self._host()
+        store = Store(self.db, host=host, commit_checkpoints=True, reopen=host is self._opened_on)
+        self._opened_on = host
+        return store
 
     def _host(self) -> duckdb.DuckDBPyConnection:
         """The in-memory connection the store is attached to for each load, kept for the
@@ -532,7 +544,7 @@ class LiveCapture:
             return
         self._release()
         try:
-            with Store(self.db, host=self._host(), commit_checkpoints=True) as store:
+            with self._open_store() as store:
                 reason = None if status == "ok" else f"{len(self._pending)} events left in {self.spool.path}"
                 store.update_source(self._source_id, status=status, reason=reason, finished_at=_now())
         except Exception as exc:  # noqa: BLE001
