@@ -250,13 +250,26 @@ def timeline(exe: str, log: Path, db: Path) -> None:
     names: dict[str, str] = {}
     print(f"\ntimeline of one ingest (load {os.getloadavg()[0]:.1f}): seconds since the start, process, "
           "its cpu seconds, step")
+    begun, done = [], []  # seconds of the workers' first range's start; of each range's end
+    handed = None  # the command's cpu at its first mark once the first range began: its cost until then
     for line in proc.stderr.splitlines():
         if not line.startswith("phase "):
             continue
         _, at, pid, cpu, what = line.split(" ", 4)
         name = names.setdefault(pid, f"P{len(names)}")
+        if name == "P0" and begun and handed is None:
+            handed = float(cpu)
+        elif what.startswith("worker: range") and what.endswith("begins") and not begun:
+            begun.append(float(at) - start)
+        elif what.startswith("worker: range") and what.endswith("done"):
+            done.append(float(at) - start)
         print(f"  {float(at) - start:6.3f}  {name:3} cpu {float(cpu):5.2f}  {what}")
     print(f"  {end - start:6.3f}  the command ended: {proc.stdout.strip()}")
+    if begun and done:
+        # the critical path in three parts: the start until the first range (the command's cpu
+        # then), the workers' ranges, the command's work after the last range
+        print(f"  critical path: first range at {begun[0]:.3f} s (the command's cpu {handed or 0:.2f} s), "
+              f"ranges {max(done) - begun[0]:.3f} s, after the last range {end - start - max(done):.3f} s")
     db.unlink(missing_ok=True)
 
 
@@ -369,6 +382,9 @@ def main() -> int:
           f"first progress <= 1 s ({'met' if firsts and statistics.median(firsts) <= 1 else 'not met'} by the median)")
     if args.phases:
         timeline(exe, log, work / "bench.duckdb")
+        if args.baseline:
+            print(f"\nthe same with {base_exe}:", end="")
+            timeline(base_exe, log, work / "bench.duckdb")
     return 0
 
 

@@ -114,7 +114,7 @@ def ingest(paths: tuple[str, ...], format_name: str | None, engine: str, master:
     from commitsleuth.ingest import phases, pool
 
     phases.mark("command entered")
-    pool.prestart(paths, fork=_AS_PROGRAM)  # the workers start beside this process's imports and store
+    pool.prestart(paths, fork=_AS_PROGRAM, format_name=format_name, keep_reads=keep_reads)  # the workers start beside this process's imports and store
     # the bar first, its total once the paths are listed: the imports and the store's opening
     # take a moment the user should not wait through blind
     bar = _progress(None)

@@ -75,7 +75,8 @@ def can_watch() -> bool:
     return True
 
 
-def prestart(paths: Iterable[str], fork: bool = False) -> None:
+def prestart(paths: Iterable[str], fork: bool = False, format_name: str | None = None,
+             keep_reads: bool = False) -> None:
     """Start the workers' fork server now when the files named will need workers: its imports
     (about 0.6 cpu-s) then run on the other core while this process imports the ingest and
     opens the store, instead of after. Directories and globs are not looked into here (the
@@ -84,7 +85,10 @@ def prestart(paths: Iterable[str], fork: bool = False) -> None:
     ``fork``: this process is the CLI program, which has started no thread yet and opened no
     store: the workers are forked from it now, once it has imported the ingest, and the ingest
     takes them (``take_forked``). No server then imports everything a second time (its 0.3
-    cpu-s, on the 200 MB log's critical path: the workers waited for it)."""
+    cpu-s, on the 200 MB log's critical path: the workers waited for it). One file named alone
+    then has its first ranges handed to them at once (``local.start_early``: ``format_name``
+    and ``keep_reads`` are the ingest's), the store opened while they parse."""
+    paths = list(paths)
     sizes = []
     for p in paths:
         try:
@@ -100,6 +104,8 @@ def prestart(paths: Iterable[str], fork: bool = False) -> None:
         from commitsleuth.ingest import local  # what the workers run, imported once, before they fork
 
         _FORKED[workers] = local.forked_pool(workers)
+        if len(paths) == 1:
+            local.start_early(_FORKED[workers], paths[0], workers, format_name, keep_reads)
         return
     ctx = context()
     if ctx.get_start_method() == "forkserver":
