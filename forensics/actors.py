@@ -107,8 +107,8 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
             key = (e["app_id"], int(m["job"]), int(m["task"]), int(m["attempt"]))
             if key in hadoop:  # Spark writes its TID as the Hadoop attempt number
                 return {**hadoop[key], "label": label, "spark_label": hadoop[key]["label"]}
-    for e in events:  # a name two runs used (a YARN restart): the attempt of the run its record names
-        if e["attempt_id"] == label and (e["app_id"], label, e["run"]) in spark:
+    for e in events:  # a name two runs used (a YARN restart): the attempt of the run its evidence names
+        if (e["app_id"], label, e["run"]) in spark:
             return dict(spark[(e["app_id"], label, e["run"])])
     for e in events:
         if (e["app_id"], label) in spark:

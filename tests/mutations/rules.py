@@ -118,8 +118,7 @@ MUTATIONS: list[tuple] = [
     # round 10, gen10: a name both runs of a YARN restart used resolves to the attempt of its record's run
     (ACTORS, "coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,", "spark_run(e.detail->>'caller_context', e.app_id) AS run,"),
     (ACTORS, "FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id\nWHERE e.event_id IN", "FROM events e LEFT JOIN attempt_event_runs r ON false\nWHERE e.event_id IN"),
-    (ACTORS, "        if e[\"attempt_id\"] == label and (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if False:\n"),
-    (ACTORS, "        if e[\"attempt_id\"] == label and (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if (e[\"app_id\"], label, e[\"run\"]) in spark:\n"),
+    (ACTORS, "        if (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if False:\n"),
     (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out"),
     (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
