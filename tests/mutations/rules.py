@@ -119,7 +119,10 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,", "spark_run(e.detail->>'caller_context', e.app_id) AS run,"),
     (ACTORS, "FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id\nWHERE e.event_id IN", "FROM events e LEFT JOIN attempt_event_runs r ON false\nWHERE e.event_id IN"),
     (ACTORS, "        if (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if False:\n"),
-    (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out"),
+    (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out",
+     "survives: no case has a finding whose actor is a Spark name both runs of a restart used while none of its "
+     "evidence records names a run (a driver log of a restarted application: no application start in its source, "
+     "no caller context); the mutant gives it either run's attempt, the original neither"),
     (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
