@@ -123,7 +123,9 @@ MUTATIONS: list[tuple] = [
      "survives: no case has a finding whose actor is a Spark name both runs of a restart used while none of its "
      "evidence records names a run (a driver log of a restarted application: no application start in its source, "
      "no caller context); the mutant gives it either run's attempt, the original neither"),
-    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
+    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}",
+     "survives: the same missing case (a restarted application's name both runs used, no run in the finding's "
+     "evidence): the mutant takes its application as the one and looks up an (app, name) key that is not there"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",
