@@ -31,16 +31,19 @@ from commitsleuth.parsers.attempts import ATTEMPT_RE, attempt_fields
 _EVENTS_SQL = """
 SELECT e.event_id, e.attempt_id, e.thread, e.query_id, e.app_id, e.job_id, e.host,
        e.detail->>'storage' AS storage, e.detail->>'user' AS user, e.detail->>'proxy' AS proxy,
-       e.detail->>'ip' AS ip, e.detail->>'ugi' AS ugi, spark_run(e.detail->>'caller_context', e.app_id) AS run,
+       e.detail->>'ip' AS ip, e.detail->>'ugi' AS ugi,
+       -- the run a caller context states, else (an application seen in several runs) its source's
+       coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,
        coalesce(e.query_id, (SELECT arg_max(q.query_id, q.ts) FROM events q
                              WHERE q.kind = 'query_start' AND q.source_id = e.source_id
                                AND q.thread = e.thread AND q.ts <= e.ts)) AS thread_query
-FROM events e WHERE e.event_id IN (SELECT unnest(?::BIGINT[]))
+FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id
+WHERE e.event_id IN (SELECT unnest(?::BIGINT[]))
 ORDER BY e.event_id
 """
 
 _SPARK_SQL = f"""
-SELECT a.app_id, a.label, {SPARK_ATTEMPT_STRUCT} AS who
+SELECT a.app_id, a.label, a.run, {SPARK_ATTEMPT_STRUCT} AS who
 FROM spark_task_attempts a
 WHERE a.label IN (SELECT unnest(?::VARCHAR[])) AND a.app_id IN (SELECT unnest(?::VARCHAR[]))
 """
@@ -83,7 +86,7 @@ def _hadoop(label: str) -> dict:
 def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
             hadoop: dict | None = None) -> dict:
     """The object for one label, from the finding's evidence events (``events``), the Spark
-    attempts of their applications (``spark``: (app, label) -> fields), what the detector
+    attempts of their applications (``spark``: (app, label, run) -> fields, and (app, label) where one run has it), what the detector
     already named (``named``: label -> fields), the Spark attempts evidence events were tied to
     (``tied``: event id -> fields) and Spark attempts by (app, stage, index, TID) (``hadoop``)."""
     tied, hadoop = tied or {}, hadoop or {}
@@ -104,10 +107,13 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
             key = (e["app_id"], int(m["job"]), int(m["task"]), int(m["attempt"]))
             if key in hadoop:  # Spark writes its TID as the Hadoop attempt number
                 return {**hadoop[key], "label": label, "spark_label": hadoop[key]["label"]}
+    for e in events:  # a name two runs used (a YARN restart): the attempt of the run its evidence names
+        if (e["app_id"], label, e["run"]) in spark:
+            return dict(spark[(e["app_id"], label, e["run"])])
     for e in events:
         if (e["app_id"], label) in spark:
             return dict(spark[(e["app_id"], label)])
-    apps = {a for a, lb in spark if lb == label}
+    apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}
     if len(apps) == 1:
         return dict(spark[(apps.pop(), label)])
     if label.startswith("attempt_") and "attempt_no" in attempt_fields(label):
@@ -134,6 +140,19 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     return {"kind": "name", "label": label}
 
 
+def spark_by_name(rows) -> dict[tuple, dict]:
+    """``(app, name, run) -> attempt`` for each Spark attempt row ``(app, name, run, who)``, and
+    ``(app, name) -> attempt`` where one attempt alone has that name: a YARN restart's runs
+    count TIDs from 0 again, so a name both runs used names neither without its run."""
+    out: dict[tuple, dict] = {}
+    by_name: dict[tuple, list] = {}
+    for app, label, run, who in rows:
+        out[(app, label, run)] = who
+        by_name.setdefault((app, label), []).append(who)
+    out.update({key: found[0] for key, found in by_name.items() if len(found) == 1})
+    return out
+
+
 def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     """For each finding, one object per actor label (same order as ``actors``)."""
     ids = sorted({i for f in findings for i in f.evidence})
@@ -144,7 +163,7 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     apps = sorted({e["app_id"] for e in by_id.values() if e["app_id"]})
     spark = {}
     if labels and apps:
-        spark = {(app, label): who for app, label, who in con.execute(_SPARK_SQL, [labels, apps]).fetchall()}
+        spark = spark_by_name(con.execute(_SPARK_SQL, [labels, apps]).fetchall())
     tied = dict(con.execute(_TIES_SQL, [ids]).fetchall()) if ids else {}
     tids = sorted({int(m["attempt"]) for a in labels for m in [ATTEMPT_RE.fullmatch(a)] if m})
     hadoop = {}

@@ -33,7 +33,8 @@ SELECT any_value(location) AS location, any_value(partition_spec) AS partition_s
        min(ts) AS t0, max(ts) AS t1, [coalesce(target_path, path)] AS files, 'storage' AS how
 FROM (
     SELECT *, CASE WHEN attempt_id IS NOT NULL
-                   THEN spark_attempt_label(app_id || '_' || run, stage_id, stage_attempt, CAST(NULL AS INTEGER), attempt_no,
+                   -- a record naming no run (its context has no attempt id) keeps its application
+                   THEN spark_attempt_label(coalesce(app_id || '_' || run, app_id), stage_id, stage_attempt, CAST(NULL AS INTEGER), attempt_no,
                                             TRY_CAST(regexp_extract(task_id, '^TID ([0-9]+)$', 1) AS BIGINT), host)
                    -- NULL without a run (a driver's record): no task of either run
                    ELSE app_id || '_' || run || '/a task (its caller context names no TID)' || coalesce(' on ' || host, '')

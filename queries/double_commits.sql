@@ -5,7 +5,7 @@
 WITH spark_ties AS (  -- a listed file to the one Spark attempt that wrote it
     SELECT t.event_id, l.label
     FROM file_attempts t JOIN spark_task_attempts a ON a.event_id = t.attempt_event
-    JOIN attempt_labels l ON l.app_id = a.app_id AND l.attempt_id = a.label
+    JOIN event_labels l ON l.event_id = a.event_id  -- its label in its run (a YARN restart's TIDs repeat)
     WHERE t.candidates = 1 AND t.kind = 'spark_attempt'
 ),
 files AS (
@@ -13,7 +13,7 @@ files AS (
            coalesce(l.label, p.attempt_id, s.label) AS attempt_id, p.file_name,
            regexp_replace(s.label, ' attempt \d+ .*$', '') AS spark_task  -- app/stage/task of the label
     FROM partition_events p
-    LEFT JOIN attempt_labels l ON l.app_id IS NOT DISTINCT FROM p.app_id AND l.attempt_id = p.attempt_id
+    LEFT JOIN event_labels l ON l.event_id = p.event_id
     LEFT JOIN spark_ties s ON s.event_id = p.event_id
     WHERE p.file_task IS NOT NULL AND p.write_uuid IS NULL AND p.location IS NOT NULL
       AND (p.kind = 'rename' OR (p.kind = 'file' AND p.file_attempt IS NOT NULL AND NOT p.is_temp))
@@ -24,9 +24,10 @@ files AS (
 commits AS (
     SELECT e.app_id, e.location,
            coalesce(e.task_id, regexp_replace(e.attempt_id, '^attempt_(.*)_[0-9]+$', 'task_\1')) AS task,
-           coalesce(l.label, e.attempt_id) AS attempt_id, regexp_replace(l.label, ' attempt \d+ .*$', '') AS spark_task
+           coalesce(l.label, e.attempt_id) AS attempt_id, regexp_replace(l.label, ' attempt \d+ .*$', '') AS spark_task,
+           l.run  -- a YARN restart's runs each commit their own tasks
     FROM events e
-    LEFT JOIN attempt_labels l ON l.app_id IS NOT DISTINCT FROM e.app_id AND l.attempt_id = e.attempt_id
+    LEFT JOIN event_labels l ON l.event_id = e.event_id
     WHERE e.attempt_id IS NOT NULL
       AND (e.kind = 'task_commit' OR (e.kind = 'attempt_end' AND e.status = 'success' AND e.size > 0))
 )
@@ -39,6 +40,6 @@ HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT attempt_
 UNION ALL
 SELECT any_value(location), NULL, coalesce(min(spark_task), task), list(DISTINCT attempt_id ORDER BY attempt_id), NULL
 FROM commits
-GROUP BY app_id, task
+GROUP BY app_id, run, task
 HAVING count(DISTINCT attempt_id) > 1
 ORDER BY location, partition_spec, task;

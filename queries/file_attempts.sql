@@ -8,5 +8,5 @@ SELECT f.event_id, coalesce(e.target_path, e.path) AS path, e.ts AS modified, f.
        f.kind, coalesce(l.label, f.label) AS attempt, f.candidates
 FROM file_attempts f JOIN events e ON e.event_id = f.event_id
 LEFT JOIN spark_task_attempts a ON f.kind = 'spark_attempt' AND a.event_id = f.attempt_event
-LEFT JOIN attempt_labels l ON l.app_id = a.app_id AND l.attempt_id = a.label
+LEFT JOIN event_labels l ON l.event_id = a.event_id  -- its label in its run (a YARN restart's TIDs repeat)
 ORDER BY path, attempt;

@@ -9,6 +9,6 @@ SELECT e.app_id, e.task_id, coalesce(l.label, e.attempt_id) AS attempt_id, e.spe
        e.detail->>'kill_reason' AS kill_reason, e.size AS bytes_written, e.ts AS ended
 FROM events e
 JOIN speculated s ON s.task_id = e.task_id AND s.app_id IS NOT DISTINCT FROM e.app_id
-LEFT JOIN attempt_labels l ON l.app_id IS NOT DISTINCT FROM e.app_id AND l.attempt_id = e.attempt_id
+LEFT JOIN event_labels l ON l.event_id = e.event_id  -- its label in its run (a YARN restart's TIDs repeat)
 WHERE e.kind = 'attempt_end'
 ORDER BY e.app_id, e.task_id, attempt_id;

@@ -118,13 +118,15 @@ by_file AS (
     HAVING count(DISTINCT coalesce(file_attempt, -1)) > 1 OR count(DISTINCT r.attempt_id) > 1
 ),
 commit_rows AS (  -- narrow on purpose: millions of rows, only what finds the suspects
-    SELECT event_id, app_id, task_id, attempt_id, attempt_no, stage_attempt
-    FROM events
-    WHERE attempt_id IS NOT NULL
-      AND (kind = 'task_commit' OR (kind = 'attempt_end' AND status = 'success' AND size > 0))
+    -- of an application seen in several runs (a YARN restart, TIDs from 0 again) each run commits
+    -- its own tasks: its run (migration 0078), NULL for an application of one run
+    SELECT e.event_id, e.app_id, e.task_id, e.attempt_id, e.attempt_no, e.stage_attempt, r.run
+    FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id
+    WHERE e.attempt_id IS NOT NULL
+      AND (e.kind = 'task_commit' OR (e.kind = 'attempt_end' AND e.status = 'success' AND e.size > 0))
 ),
 later AS (  -- attempts other than a task's first (attempt 1, suffix _1, a stage retry)
-    SELECT event_id, app_id, task_id,
+    SELECT event_id, app_id, run, task_id,
            -- attempt_<job>_m_000005_1 -> task_<job>_m_000005 (string slicing, no regexp)
            coalesce(task_id, 'task' || attempt_id[8:length(attempt_id) - position('_' IN reverse(attempt_id))]) AS task
     FROM commit_rows
@@ -132,14 +134,15 @@ later AS (  -- attempts other than a task's first (attempt 1, suffix _1, a stage
                AND CASE WHEN attempt_no IS NOT NULL THEN attempt_no = 0
                         ELSE attempt_id LIKE '%\\_0' ESCAPE '\\' END)
 ),
-suspects AS (SELECT DISTINCT app_id, task_id, task FROM later),
+suspects AS (SELECT DISTINCT app_id, run, task_id, task FROM later),
 members AS (
-    SELECT event_id, task FROM later
+    SELECT event_id, run, task FROM later
     UNION
-    SELECT c.event_id, s.task FROM commit_rows c JOIN suspects s
-      ON c.task_id = s.task_id AND c.app_id IS NOT DISTINCT FROM s.app_id
+    SELECT c.event_id, s.run, s.task FROM commit_rows c JOIN suspects s
+      ON c.task_id = s.task_id AND c.app_id IS NOT DISTINCT FROM s.app_id AND c.run IS NOT DISTINCT FROM s.run
     UNION
-    SELECT c.event_id, s.task FROM commit_rows c JOIN suspects s
+    -- (a Hadoop attempt id names no run: no record of one gives it a run, as no caller context does)
+    SELECT c.event_id, s.run, s.task FROM commit_rows c JOIN suspects s
       ON s.task_id IS NULL AND c.attempt_id = 'attempt' || s.task[5:] || '_0'
      AND c.app_id IS NOT DISTINCT FROM s.app_id
 ),
@@ -150,7 +153,7 @@ by_commit AS (
            list(e.event_id ORDER BY e.event_id) AS evidence, min(e.ts) AS t0, max(e.ts) AS t1,
            NULL::VARCHAR[] AS files, 'commits' AS how, NULL AS attempts, NULL AS ran
     FROM members m JOIN events e ON e.event_id = m.event_id
-    GROUP BY e.app_id, m.task
+    GROUP BY e.app_id, m.run, m.task
     HAVING count(DISTINCT e.attempt_id) > 1
 )
 SELECT * FROM by_file

@@ -19,10 +19,11 @@ rolled_back AS (
 ),
 hudi_files AS (
     SELECT event_id, ts, location, partition_spec, path, file_name,
-           regexp_extract(file_name, '^[\\w-]+?_(\\d+-\\d+-\\d+)_(\\d+)\\.\\w+$', 2) AS instant,
-           regexp_extract(file_name, '^[\\w-]+?_\\d+-\\d+-(\\d+)_\\d+\\.\\w+$', 1) AS tid
+           regexp_extract(base_name(file_name), '^[\\w-]+?_(\\d+-\\d+-\\d+)_(\\d+)\\.\\w+$', 2) AS instant,
+           regexp_extract(base_name(file_name), '^[\\w-]+?_\\d+-\\d+-(\\d+)_\\d+\\.\\w+$', 1) AS tid
     FROM events WHERE kind = 'table_file' AND coalesce(detail->>'log', 'false') <> 'true'
-      AND regexp_matches(file_name, '^[\\w-]+?_\\d+-\\d+-\\d+_\\d+\\.\\w+$')
+      -- a base file in a partition's subdirectory too (sub/<fileId>_<token>_<instant>.parquet)
+      AND regexp_matches(base_name(file_name), '^[\\w-]+?_\\d+-\\d+-\\d+_\\d+\\.\\w+$')
 ),
 incomplete AS (
     SELECT f.location, f.partition_spec, i.table_name, i.ts AS t0, max(f.ts) AS t1,

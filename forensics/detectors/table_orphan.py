@@ -19,7 +19,8 @@ uncommitted AS (  -- commit files a writer staged and never published
 orphans AS (
     SELECT l.* FROM listed l JOIN latest c ON c.location = l.location
     WHERE l.location NOT IN (SELECT location FROM unreliable)
-      AND NOT regexp_matches(l.file_name, '^[._]')  -- checksums, markers, Hudi log files
+      -- checksums, markers, Hudi log files, in a partition's subdirectory too (sub/.part-….crc)
+      AND NOT regexp_matches(base_name(l.file_name), '^[._]')
       AND NOT contains(l.path, '/_change_data/')
       AND l.ts < c.ts - to_microseconds(CAST({retention} * 3600e6 AS BIGINT))
       -- any table's log: a file another table references by absolute path (a Delta SHALLOW

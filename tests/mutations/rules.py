@@ -60,6 +60,8 @@ MUTATIONS: list[tuple] = [
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
     # round 8, genB: a YARN restart's second run names its attempts as the first did
     (STORAGE, "    OR count(DISTINCT run) > 1\n", "\n"),
+    # round 10, gen10: a record of a two-run group naming no run keeps its application in its label
+    (STORAGE, "spark_attempt_label(coalesce(app_id || '_' || run, app_id), stage_id", "spark_attempt_label(app_id || '_' || run, stage_id"),
     (STORAGE, "CASE WHEN count(DISTINCT run) > 1 THEN list(DISTINCT run_label ORDER BY run_label) FILTER (WHERE run_label IS NOT NULL)",
      "CASE WHEN false THEN []"),
     # round 9, store9: a record whose caller context was cut before its TId (no attempt) counts as
@@ -112,7 +114,18 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\", \"run\"):", "for key in (\"query_id\",):"),
     # round 9, runs9: the run a storage record's caller context names (a YARN restart) picks its label
     (ACTORS, "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\", \"run\"):", "for key in (\"query_id\", \"attempt_id\", \"app_id\", \"job_id\"):"),
-    (ACTORS, "spark_run(e.detail->>'caller_context', e.app_id) AS run,", "NULL AS run,"),
+    (ACTORS, "coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,", "NULL AS run,"),
+    # round 10, gen10: a name both runs of a YARN restart used resolves to the attempt of its record's run
+    (ACTORS, "coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,", "spark_run(e.detail->>'caller_context', e.app_id) AS run,"),
+    (ACTORS, "FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id\nWHERE e.event_id IN", "FROM events e LEFT JOIN attempt_event_runs r ON false\nWHERE e.event_id IN"),
+    (ACTORS, "        if (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if False:\n"),
+    (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out",
+     "survives: no case has a finding whose actor is a Spark name both runs of a restart used while none of its "
+     "evidence records names a run (a driver log of a restarted application: no application start in its source, "
+     "no caller context); the mutant gives it either run's attempt, the original neither"),
+    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}",
+     "survives: the same missing case (a restarted application's name both runs used, no run in the finding's "
+     "evidence): the mutant takes its application as the one and looks up an (app, name) key that is not there"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",

@@ -12,6 +12,7 @@ M0064 = "commitsleuth/migrations/0064_loading_checks.sql"
 M0069 = "commitsleuth/migrations/0069_stage_labels_table_deletes.sql"
 M0076 = "commitsleuth/migrations/0076_base_name_checks.sql"
 M0077 = "commitsleuth/migrations/0077_attempt_label_runs.sql"
+M0078 = "commitsleuth/migrations/0078_hadoop_tie_runs.sql"
 
 MUTATIONS: list[tuple] = [
     # --- table_locations (0005): a table's location from lines naming both, or one thread naming each
@@ -90,29 +91,29 @@ MUTATIONS: list[tuple] = [
     (M0077, "coalesce(epoch_ms(TRY_CAST(a.detail->>'launch_time' AS BIGINT)), a.ts) AS launched", "a.ts AS launched"),
     (M0077, "WHERE a.kind IN ('attempt_end', 'attempt_start') AND a.stage_id", "WHERE a.kind IN ('attempt_end') AND a.stage_id"),
     (M0077, "coalesce(min(event_id) FILTER (WHERE kind = 'attempt_end'), min(event_id))", "min(event_id)"),
-    # --- file_attempts (0077; of 0040): which attempt wrote a file
-    (M0077, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\nstaged", "\n),\nstaged"),
-    (M0077, "WHERE staging_uuid = '' OR staging_uuid = write_uuid", "WHERE true"),
-    (M0077, "ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)", "ON x.write_location = s.location"),
-    (M0077, "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id",
+    # --- file_attempts (0078; of 0077, 0040): which attempt wrote a file
+    (M0078, "      AND (attempt_id IS NULL OR task_id LIKE 'TID %')\n),\n-- a file's run", "\n),\n-- a file's run"),
+    (M0078, "WHERE staging_uuid = '' OR staging_uuid = write_uuid", "WHERE true"),
+    (M0078, "ON x.write_location = s.location AND (s.app_id IS NULL OR s.app_id = x.app_id)", "ON x.write_location = s.location"),
+    (M0078, "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id AND a.execution_id = x.execution_id",
      "FROM uuid_exec x JOIN spark_task_attempts a ON a.app_id = x.app_id"),
-    (M0077, "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt",
+    (M0078, "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id AND a.attempt_no = f.file_attempt",
      "           a.event_id AS attempt_event, 'spark_attempt' AS kind, a.label\n    FROM files f JOIN spark_task_attempts a\n      ON a.app_id = f.app_id"),
-    (M0077, "     AND f.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n    WHERE f.file_attempt",
+    (M0078, "     AND f.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n    WHERE f.file_attempt",
      "    WHERE f.file_attempt"),
-    (M0077, "    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest\n", ""),
-    (M0077, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND f.ts >= date_trunc('second', a.launched)"),
-    (M0077, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND a.finished IS NULL"),
-    (M0077, "      AND NOT EXISTS (SELECT 1 FROM spark_task_attempts b", "      AND EXISTS (SELECT 1 FROM spark_task_attempts b"),
-    (M0077, "     AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n", ""),
-    (M0077, "AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))",
+    (M0078, "    QUALIFY a.launched = max(a.launched) OVER (PARTITION BY f.event_id)  -- a retried stage: the latest\n", ""),
+    (M0078, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND f.ts >= date_trunc('second', a.launched)"),
+    (M0078, "     AND a.finished IS NULL AND f.ts >= date_trunc('second', a.launched)", "     AND a.finished IS NULL"),
+    (M0078, "      AND NOT EXISTS (SELECT 1 FROM spark_task_attempts b", "      AND EXISTS (SELECT 1 FROM spark_task_attempts b"),
+    (M0078, "     AND u.ts BETWEEN date_trunc('second', a.launched) AND a.finished + INTERVAL 1 SECOND\n", ""),
+    (M0078, "AND (a.tid = TRY_CAST(h.hid.n AS BIGINT) OR a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))",
      "AND (a.attempt_no = TRY_CAST(h.hid.n AS INTEGER))"),
-    (M0077, "ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)", "ON a.app_id = h.app_id"),
-    (M0077, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", ""),
-    (M0077, "     AND 'TID ' || a.tid = f.task_id", ""),
-    (M0077, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
-    (M0077, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
-    (M0077, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
+    (M0078, "ON a.app_id = h.app_id AND a.stage_id = TRY_CAST(h.hid.job AS INTEGER)", "ON a.app_id = h.app_id"),
+    (M0078, "AND a.stage_attempt IS NOT DISTINCT FROM f.stage_attempt", ""),
+    (M0078, "     AND 'TID ' || a.tid = f.task_id", ""),
+    (M0078, "CASE how WHEN 'named' THEN 0 WHEN 'listing' THEN 1 ELSE 2 END AS how_rank", "0 AS how_rank"),
+    (M0078, "    QUALIFY how_rank = min(how_rank) OVER (PARTITION BY event_id)\n", ""),
+    (M0078, "SELECT b.*, count(*) OVER (PARTITION BY b.event_id) AS candidates FROM best b", "SELECT b.*, 1 AS candidates FROM best b"),
     # --- fate_keys (0069), file_fates_at (0076; of 0069, 0063 and 0040): what happened to each file later
     (M0069, "WHERE kind IN ('delete', 'dedup_remove') AND location IS NOT NULL\n    UNION", "WHERE kind IN ('dedup_remove') AND location IS NOT NULL\n    UNION"),
     # a table directory's delete (a file of the database's directory to its record)
@@ -190,9 +191,37 @@ MUTATIONS: list[tuple] = [
     (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, NULL AS run"),
     (M0077, "SELECT e.*, CASE WHEN e.app_id IN (SELECT app_id FROM multi_run_apps) THEN s.run END AS run", "SELECT e.*, s.run AS run"),
     (M0077, "GROUP BY app_id, run, stage_id, stage_attempt, attempt_id);", "GROUP BY app_id, stage_id, stage_attempt, attempt_id);"),
-    (M0077, "spark_run(detail->>'caller_context', app_id) AS run\n    FROM events\n    WHERE kind IN", "NULL AS run\n    FROM events\n    WHERE kind IN"),
-    (M0077, " AND coalesce(a.run = f.run, TRUE)", ""),
-    (M0077, " AND coalesce(a.run = f.run, TRUE)", " AND coalesce(a.run = f.run, FALSE)"),
+    (M0078, "source_id, spark_run(detail->>'caller_context', app_id) AS said_run", "source_id, NULL AS said_run"),
+    # round 10, gen10: a Hadoop attempt directory's tie (stage, index, TID: not the run) within the
+    # file's run, the one its caller context states or its source holds (a live capture's listing)
+    (M0078, "     AND coalesce(a.run = h.run, TRUE)  -- the path names stage, index and TID, not the run\n", "\n"),
+    (M0078, "     AND coalesce(a.run = h.run, TRUE)  -- the path names stage, index and TID, not the run\n",
+     "     AND coalesce(a.run = h.run, FALSE)\n"),
+    (M0078, "coalesce(f.said_run, s.run) AS run", "f.said_run AS run"),
+    (M0078, "LEFT JOIN source_runs s ON s.source_id = f.source_id AND s.app_id = f.app_id", "LEFT JOIN source_runs s ON s.app_id = f.app_id"),
+    # --- attempt_event_runs (0078), round 10, gen10: the run of a record naming an attempt of an application seen in several runs
+    (M0078, "SELECT e.event_id, coalesce(spark_run(e.detail->>'caller_context', e.app_id), s.run) AS run\nFROM events e",
+     "SELECT e.event_id, s.run AS run\nFROM events e",
+     "equivalent: the detectors read the view in CS101's commit_rows, whose records (task_commit; attempt_end with bytes) "
+     "never hold a caller context (only hdfs-audit's fs_context, dir_create, file_create, delete and rename do: "
+     "parsers/formats/hdfs_audit.py), and in actors.py's _EVENTS_SQL, which takes the context's run first itself "
+     "(coalesce(spark_run(…), r.run)); the context's run serves event_labels, the named queries' join, whose "
+     "tests/test_queries.py test_attempts_per_task_counts_each_run_apart fails without it"),
+    (M0078, "SELECT e.event_id, coalesce(spark_run(e.detail->>'caller_context', e.app_id), s.run) AS run\nFROM events e",
+     "SELECT e.event_id, spark_run(e.detail->>'caller_context', e.app_id) AS run\nFROM events e"),
+    (M0078, "WHERE e.attempt_id IS NOT NULL AND e.app_id IN (SELECT app_id FROM multi_run_apps);", "WHERE e.attempt_id IS NOT NULL;",
+     "equivalent: of an application seen in one run the mutant gives a run only to records of a source holding it (an "
+     "event log's or live capture's application start) or naming it (a caller context). CS101's commit_rows keys on it "
+     "the Spark task ids '<stage>.<index>' (a Hadoop-named commit's members arm ignores the run), whose records with "
+     "bytes (attempt_end: the only size an attempt_end gets is Task Metrics' bytes written, parsers/spark_events.py, "
+     "ingest/eventlog_fast.py, the live capture) all come from that one run's sources, one run for all; actors.py "
+     "looks the run up in spark_task_attempts, whose run is NULL for such an application (0077's ran), so (app, name, "
+     "run) finds nothing and (app, name), one attempt, answers as before; the filter keeps the view to the few "
+     "restarted applications (a join over every attempt record otherwise)"),
+    (M0078, "FROM events e LEFT JOIN source_runs s ON s.source_id = e.source_id AND s.app_id = e.app_id\nWHERE e.attempt_id IS NOT NULL",
+     "FROM events e LEFT JOIN source_runs s ON s.app_id = e.app_id\nWHERE e.attempt_id IS NOT NULL"),
+    (M0078, " AND coalesce(a.run = f.run, TRUE)", ""),
+    (M0078, " AND coalesce(a.run = f.run, TRUE)", " AND coalesce(a.run = f.run, FALSE)"),
     (M0077, "CASE WHEN n.app_id IN (SELECT app_id FROM multi_run_apps) THEN coalesce(n.said_run, s.run) END AS run", "NULL AS run"),
     (M0077, "CASE WHEN n.app_id IN (SELECT app_id FROM multi_run_apps) THEN coalesce(n.said_run, s.run) END AS run",
      "coalesce(n.said_run, s.run) AS run"),
