@@ -119,13 +119,11 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "coalesce(spark_run(e.detail->>'caller_context', e.app_id), r.run) AS run,", "spark_run(e.detail->>'caller_context', e.app_id) AS run,"),
     (ACTORS, "FROM events e LEFT JOIN attempt_event_runs r ON r.event_id = e.event_id\nWHERE e.event_id IN", "FROM events e LEFT JOIN attempt_event_runs r ON false\nWHERE e.event_id IN"),
     (ACTORS, "        if (e[\"app_id\"], label, e[\"run\"]) in spark:\n", "        if False:\n"),
-    (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out",
-     "survives: no case has a finding whose actor is a Spark name both runs of a restart used while none of its "
-     "evidence records names a run (a driver log of a restarted application: no application start in its source, "
-     "no caller context); the mutant gives it either run's attempt, the original neither"),
-    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}",
-     "survives: the same missing case (a restarted application's name both runs used, no run in the finding's "
-     "evidence): the mutant takes its application as the one and looks up an (app, name) key that is not there"),
+    # round 10, kill10: a name both runs of a restart used, no run in the finding's evidence (CS202's
+    # YARN restart twins: an Iceberg snapshot names the application, not the run): neither run's
+    # attempt; the first mutant names one run's, the second looks up an (app, name) key not there
+    (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out"),
+    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",

@@ -275,6 +275,88 @@ def attempts(app: str, *tids: int) -> list[dict]:
              "status": "success" if n == 0 else "killed", "detail": {"tid": tid}} for n, tid in enumerate(tids)]
 
 
+def _task_info(tid: int, attempt: int, launch: int, executor: str, host: str, speculative: bool,
+               finish: int = 0, killed: bool = False) -> dict:
+    return {"Task ID": tid, "Index": 3, "Attempt": attempt, "Partition ID": 3, "Launch Time": launch,
+            "Executor ID": executor, "Host": host, "Locality": "PROCESS_LOCAL", "Speculative": speculative,
+            "Getting Result Time": 0, "Finish Time": finish, "Failed": False, "Killed": killed, "Accumulables": []}
+
+
+def restart_event_logs() -> dict[str, str]:
+    """Spark's event logs (JsonProtocol) of the two runs of a YARN-restarted application
+    (APP_YARN; EventLoggingListener names each <appId>_<attemptId>, its application start says
+    "App Attempt ID"). Each run counts TIDs from 0: run 1's task 3 of stage 1 was TID 7 on
+    10.0.0.21, running when its driver died; run 2's task 3 was TID 7 again, on 10.0.0.31, and its
+    speculative copy TID 12 on 10.0.0.32 (killed: another attempt succeeded). Both runs used the
+    name "task 3.0 in stage 1.0 (TID 7)"; run 2 alone used "task 3.1 in stage 1.0 (TID 12)"."""
+    def run(n: int, t0: int, tasks: list[dict]) -> str:
+        events = [{"Event": "SparkListenerLogStart", "Spark Version": "3.5.1"},
+                  {"Event": "SparkListenerApplicationStart", "App Name": "orders_daily", "App ID": APP_YARN,
+                   "Timestamp": t0, "User": "etl", "App Attempt ID": str(n)},
+                  {"Event": "SparkListenerJobStart", "Job ID": 1, "Submission Time": t0 + 500, "Stage Infos": [],
+                   "Stage IDs": [1], "Properties": {}},
+                  {"Event": "SparkListenerStageSubmitted", "Stage Info": {
+                      "Stage ID": 1, "Stage Attempt ID": 0, "Stage Name": "append at Orders.scala:42", "Number of Tasks": 8,
+                      "RDD Info": [], "Parent IDs": [], "Details": "", "Submission Time": t0 + 600, "Accumulables": [],
+                      "Resource Profile Id": 0}, "Properties": {}}] + tasks
+        return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events)
+
+    def start(info: dict) -> dict:
+        return {"Event": "SparkListenerTaskStart", "Stage ID": 1, "Stage Attempt ID": 0, "Task Info": info}
+
+    def end(info: dict, reason: dict) -> dict:
+        return {"Event": "SparkListenerTaskEnd", "Stage ID": 1, "Stage Attempt ID": 0, "Task Type": "ResultTask",
+                "Task End Reason": reason, "Task Info": info,
+                "Task Metrics": {"Output Metrics": {"Bytes Written": 4096, "Records Written": 100}}}
+
+    t1, t2 = 1704102000000, 1704103170000  # 2024-01-01 09:40:00 and 09:59:30 UTC
+    won = _task_info(7, 0, t2 + 1000, "2", "10.0.0.31", False)
+    spec = _task_info(12, 1, t2 + 2000, "3", "10.0.0.32", True)
+    return {
+        f"spark/{APP_YARN}_1": run(1, t1, [start(_task_info(7, 0, t1 + 1000, "1", "10.0.0.21", False))]),
+        f"spark/{APP_YARN}_2": run(2, t2, [
+            start(won), start(spec), end({**won, "Finish Time": t2 + 6000}, {"Reason": "Success"}),
+            end({**spec, "Finish Time": t2 + 7000, "Killed": True}, {"Reason": "TaskKilled", "Kill Reason": "another attempt succeeded"}),
+        ]) + json.dumps({"Event": "SparkListenerApplicationEnd", "Timestamp": t2 + 35000}, separators=(",", ":")) + "\n",
+    }
+
+
+def restart_cases() -> list[dict]:
+    """CS202 cases of speculative twins written by run 2 of a YARN-restarted application
+    (restart_event_logs): the snapshot's summary names the application (spark.app.id), not the
+    run, so TID 7 of its file names an attempt of each run under one name; TID 12 one of run 2's."""
+    def adds() -> list[dict]:  # each case its own objects (no YAML anchors between cases)
+        return twins(("00003", 7), ("00003", 12), app=APP_YARN)
+
+    spec = f"{APP_YARN}_2/stage 1.0/task 3 attempt 1 (TID 12) on 10.0.0.32"
+    audit = "".join(hdfs_audit(1 + n, "create", e["path"], ip=f"10.0.0.{31 + n}",
+                               ctx=f"SPARK_TASK_{APP_YARN}_2_JId_1_SId_1_0_TId_{e['detail']['tid']}_{n}")
+                    for n, e in enumerate(adds()))
+    return [
+        # nothing the finding holds says the run of TID 7: neither run's attempt is guessed (its
+        # logged name stays), TID 12 is run 2's, the only attempt of that name
+        {"name": "YARN restart - speculative twins of run 2's task 3 (TID 7, TID 12), run 1's task 3 was TID 7 too: "
+                 "TID 7 named by neither run's attempt, TID 12 by run 2's",
+         "files": restart_event_logs(), "events": adds(),
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"how": "twins"},
+                     "actors": [APP_YARN, "task 3.0 in stage 1.0 (TID 7)", spec],
+                     "objects": [{"kind": "application"}, {"kind": "name", "label": "task 3.0 in stage 1.0 (TID 7)"},
+                                 {"kind": "spark_attempt", "label": spec, "run": "2", "tid": 12, "host": "10.0.0.32"}]}]},
+        # its twin: the NameNode audit's creates of the two files, whose caller contexts name run 2
+        # (SPARK_TASK_<appId>_2_…), join the evidence: TID 7 is run 2's attempt
+        {"name": "YARN restart - the same twins with the HDFS audit's creates of their files by run 2: TID 7 named by run 2's attempt",
+         "files": {**restart_event_logs(), "hdfs-audit.log": audit}, "events": adds(),
+         "expect": [{"partition": "dt=2024-01-01", "detail": {"how": "twins"},
+                     "objects": [{"kind": "application"},
+                                 {"kind": "spark_attempt", "label": f"{APP_YARN}_2/stage 1.0/task 3 attempt 0 (TID 7) on 10.0.0.31",
+                                  "run": "2", "tid": 7, "host": "10.0.0.31"},
+                                 {"kind": "spark_attempt", "label": spec, "run": "2", "tid": 12}]}]},
+        {"name": "negative - the same restart, a later snapshot deleted the speculative copy's file",
+         "files": restart_event_logs(), "events": adds() + twins(("00003", 12), version=2, kind="table_remove", app=APP_YARN),
+         "expect": []},
+    ]
+
+
 def s3_put(role: str, request: str, time: str, key: str = "warehouse/orders/_delta_log/00000000000000000003.json",
            op: str = "REST.PUT.OBJECT", agent: str = "delta-rs/1.6.6") -> str:
     """One S3 server access log line (the documented field order, as parsers/formats/s3_access.py's
@@ -652,6 +734,8 @@ def main(work: Path) -> None:
          "expect": [{"partition": "dt=2024-01-01", "detail": {"how": "twins"},
                      "actors": ["TID 12", "TID 7", APP_YARN, f"{APP_YARN}/stage 1.0/attempt 0 (TID 7) on 10.0.0.21",
                                 f"{APP_YARN}/stage 1.0/attempt 1 (TID 12) on 10.0.0.22"]}]},
+        # a YARN restart's two runs count TIDs from 0 each: run 2's twins, a TID run 1 used too
+        *restart_cases(),
         # the attempts read their shuffle input in another order: each wrote the partition as its
         # second file
         {"name": "speculative twins whose attempts wrote the partition's file under different counts",
