@@ -45,7 +45,7 @@ ORDER BY e.event_id
 _SPARK_SQL = f"""
 SELECT a.app_id, a.label, a.run, {SPARK_ATTEMPT_STRUCT} AS who
 FROM spark_task_attempts a
-WHERE a.label IN (SELECT unnest(?::VARCHAR[])) AND a.app_id IN (SELECT unnest(?::VARCHAR[]))
+WHERE a.label IN (SELECT unnest(?::VARCHAR[]))
 """
 
 # Storage records whose caller context names a Spark attempt, and files in a Hadoop attempt dir:
@@ -85,8 +85,8 @@ def _hadoop(label: str) -> dict:
 
 def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
             hadoop: dict | None = None) -> dict:
-    """The object for one label, from the finding's evidence events (``events``), the Spark
-    attempts of their applications (``spark``: (app, label, run) -> fields, and (app, label) where one run has it), what the detector
+    """The object for one label, from the finding's evidence events (``events``), every
+    application's Spark attempts of the findings' names (``spark``: (app, label, run) -> fields, and (app, label) where one run has it), what the detector
     already named (``named``: label -> fields), the Spark attempts evidence events were tied to
     (``tied``: event id -> fields) and Spark attempts by (app, stage, index, TID) (``hadoop``)."""
     tied, hadoop = tied or {}, hadoop or {}
@@ -161,9 +161,11 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     by_id = {r[0]: dict(zip(cols, r)) for r in cur.fetchall()} if cur else {}
     labels = sorted({a for f in findings for a in f.actors})
     apps = sorted({e["app_id"] for e in by_id.values() if e["app_id"]})
-    spark = {}
-    if labels and apps:
-        spark = spark_by_name(con.execute(_SPARK_SQL, [labels, apps]).fetchall())
+    # every application's attempts of these names, not only the evidence's: a writer the table's
+    # log names by TID alone (table_log.WRITER, a snapshot naming no application) is the one
+    # application's attempt of that TID in the store, and its object must say so whichever other
+    # findings share this analyze run
+    spark = spark_by_name(con.execute(_SPARK_SQL, [labels]).fetchall()) if labels else {}
     tied = dict(con.execute(_TIES_SQL, [ids]).fetchall()) if ids else {}
     tids = sorted({int(m["attempt"]) for a in labels for m in [ATTEMPT_RE.fullmatch(a)] if m})
     hadoop = {}

@@ -126,12 +126,7 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
-    (ACTORS, "    if len(apps) == 1:\n", "    if False:\n",
-     "equivalent: spark holds (app, label) for the applications of the findings' evidence only, and every detector that "
-     "names a Spark attempt label puts an event of that attempt's application in the finding's evidence (CS101's files, "
-     "attempt ends and storage records, CS102's attempt and publish, CS105's fa.attempt_event), so the loop above over the "
-     "finding's own events finds (app, label) before this rule; a driver log's app-less attempt lines never reach "
-     "spark_task_attempts (app_id IS NOT NULL)"),
+    (ACTORS, "    if len(apps) == 1:\n", "    if False:\n"),
     (ACTORS, "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.candidates = 1 AND t.kind = 'spark_attempt'",
      "WHERE t.event_id IN (SELECT unnest(?::BIGINT[])) AND t.kind = 'spark_attempt'",),
     (ACTORS, "\"ip\": e[\"ip\"], \"storage\": e[\"storage\"]}", "\"ip\": None, \"storage\": e[\"storage\"]}"),

@@ -744,6 +744,13 @@ def main(work: Path) -> None:
         {"name": "speculative twins in a snapshot whose summary names no application, with two applications' attempts of those TIDs in the store: named by TID only",
          "events": twins(("00003", 7), ("00003", 12), app=None) + attempts("app-20240101000000-0001", 7, 12) + attempts(other, 7, 12),
          "expect": [{"actors": ["TID 12", "TID 7"], "detail": {"how": "twins"}}]},
+        {"name": "speculative twins in a snapshot whose summary names no application, one application's attempts of those TIDs in the store: named by its attempts",
+         "events": twins(("00003", 7), ("00003", 12), app=None) + attempts("app-20240101000000-0001", 7, 12),
+         "expect": [{"actors": ["app-20240101000000-0001/stage 1.0/task 3 attempt 0 (TID 7)",
+                                "app-20240101000000-0001/stage 1.0/task 3 attempt 1 (TID 12)"],
+                     "objects": [{"kind": "spark_attempt", "app_id": "app-20240101000000-0001", "tid": 7},
+                                 {"kind": "spark_attempt", "app_id": "app-20240101000000-0001", "tid": 12}],
+                     "detail": {"how": "twins"}}]},
         # add_files run again on a twin's file (iceberg-python#2130): the file is live once, from
         # its latest add; the twins name each file once, with the versions that made them live
         {"name": "speculative twins, one of them re-added by a later add_files while live",
