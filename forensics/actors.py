@@ -116,6 +116,9 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}
     if len(apps) == 1:
         return dict(spark[(apps.pop(), label)])
+    ambiguous = _runs_using(label, events, spark)
+    if ambiguous:
+        return ambiguous
     if label.startswith("attempt_") and "attempt_no" in attempt_fields(label):
         return _hadoop(label)
     for e in events:
@@ -138,6 +141,17 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     if _SPEC.match(label):
         return {"kind": "partition", "label": label, "partition": label}
     return {"kind": "name", "label": label}
+
+
+def _runs_using(label: str, events: list[dict], spark: dict) -> dict | None:
+    """A Spark attempt name several runs of the evidence's application used (a YARN restart
+    counts TIDs from 0 again) when nothing says which run: no attempt, but the application and
+    the runs it could be."""
+    for app in sorted({e["app_id"] for e in events if e["app_id"]}):
+        runs = sorted(str(key[2]) for key in spark if len(key) == 3 and key[0] == app and key[1] == label)
+        if len(runs) > 1:
+            return {"kind": "name", "label": label, "app_id": app, "runs": runs}
+    return None
 
 
 def spark_by_name(rows) -> dict[tuple, dict]:

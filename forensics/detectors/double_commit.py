@@ -38,8 +38,10 @@ named AS (
     WHERE file_task IS NOT NULL AND location IS NOT NULL AND write_uuid IS NULL
       AND (kind = 'rename' OR (kind = 'file' AND file_attempt IS NOT NULL AND NOT is_temp)
            -- an S3A committer's job commit completed a task's multipart upload into place (the
-           -- job's record: the attempt is the one whose magic path named it, else the file)
-           OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')
+           -- job's record: the attempt is the one whose magic path named it, else the file); a
+           -- rename on S3 (Hive's MoveTask out of .hive-staging, a v1 commit) copies into place
+           OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL
+               AND detail->>'cmd' IN ('REST.POST.UPLOAD', 'REST.COPY.OBJECT'))
            -- a direct write: an attempt created its own file (NNNNNN_A) in the final partition, no rename;
            -- one name created by two attempts is the storage arm's
            OR (kind = 'file_create' AND file_attempt IS NOT NULL AND attempt_id IS NOT NULL AND NOT is_temp))

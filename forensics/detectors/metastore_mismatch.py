@@ -142,9 +142,10 @@ ORDER BY location NULLS LAST, table_name, partition_spec
            deleted_data=_DELETED_DATA_SQL.strip())
 
 
-def _named(row) -> str:
-    """The finding's actors, named (the SQL leaves out an actor the evidence does not name)."""
-    return ", ".join(row["actors"])
+def _named(row) -> str | None:
+    """The finding's actors, named (the SQL leaves out an actor the evidence does not name), or
+    None when no record names one (a Hive 0.x log line, no thread, no query)."""
+    return ", ".join(row["actors"]) or None
 
 
 class MetastoreMismatch(SqlDetector):
@@ -174,10 +175,17 @@ class MetastoreMismatch(SqlDetector):
         return storage.annotate(con, findings)  # who deleted it, per the storage's records
 
     def summary(self, row):
+        named = _named(row)
         if row["how"] == "deleted data":
-            return (f"every file loaded into {where(row)} was removed afterwards by {_named(row)}, "
+            if named is None:
+                return (f"every file loaded into {where(row)} was removed afterwards, by a principal its "
+                        "record does not name, and nothing wrote it again")
+            return (f"every file loaded into {where(row)} was removed afterwards by {named}, "
                     "who wrote none of them, and nothing wrote it again")
+        if named is None:
+            return (f"{where(row)} is registered in the metastore but its directory was deleted afterwards, "
+                    "by a principal its record does not name, and nothing wrote it again")
         return (
-            f"{where(row)} is registered in the metastore but {_named(row)} deleted "
+            f"{where(row)} is registered in the metastore but {named} deleted "
             "its directory afterwards and nothing wrote it again"
         )

@@ -47,10 +47,13 @@ MUTATIONS: list[tuple[str, ...]] = [
      "host AS create_host"),
     # round 8, genB: an S3A committer's job commit completing uploads into place, the magic
     # committer's pending writes naming the attempt of each
-    ("CS101", "OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')",
+    ("CS101", "OR (kind = 'file_create' AND NOT is_temp AND file_attempt IS NOT NULL\n               AND detail->>'cmd' IN ('REST.POST.UPLOAD', 'REST.COPY.OBJECT'))",
      "OR false"),
-    ("CS101", "AND file_attempt IS NOT NULL AND detail->>'cmd' = 'REST.POST.UPLOAD')", "AND file_attempt IS NOT NULL)"),
+    ("CS101", "AND detail->>'cmd' IN ('REST.POST.UPLOAD', 'REST.COPY.OBJECT'))", ")"),
     ("CS101", "OR (kind = 'file_create' AND NOT is_temp AND file_attempt", "OR (kind = 'file_create' AND file_attempt"),
+    # round 11: Hive's MoveTask on S3 copies the staged files into the partition
+    ("CS101", "AND detail->>'cmd' IN ('REST.POST.UPLOAD', 'REST.COPY.OBJECT'))", "AND detail->>'cmd' IN ('REST.POST.UPLOAD'))"),
+    ("CS101", "AND detail->>'cmd' IN ('REST.POST.UPLOAD', 'REST.COPY.OBJECT'))", "AND detail->>'cmd' IN ('REST.COPY.OBJECT'))"),
     ("CS101", "WHERE contains(path, '/__magic') AND attempt_id IS NOT NULL AND detail->>'magic_dest' IS NOT NULL",
      "WHERE false"),
     ("CS101", "    GROUP BY 1 HAVING count(DISTINCT attempt_id) = 1\n", "    GROUP BY 1\n"),

@@ -133,6 +133,8 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "AND q.thread = e.thread AND q.ts <= e.ts", "AND q.ts <= e.ts",),
     (ACTORS, "if label.startswith(\"attempt_\") and \"attempt_no\" in attempt_fields(label):", "if False:",),
     (ACTORS, "            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number\n", "            if False:\n"),
+    # round 11: a name both runs used, no run said: the application and its candidate runs
+    (ACTORS, "    ambiguous = _runs_using(label, events, spark)\n", "    ambiguous = None\n"),
     # --- forensics/attempt_labels.py: one name per attempt in every output
     (LABELS, "f\"on {host}\" if host is not None else None", "None"),
     (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:",
