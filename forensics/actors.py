@@ -48,6 +48,8 @@ FROM spark_task_attempts a
 WHERE a.label IN (SELECT unnest(?::VARCHAR[]))
 """
 
+_SPARK_IN_APPS_SQL = _SPARK_SQL + "  AND a.app_id IN (SELECT unnest(?::VARCHAR[]))\n"
+
 # Storage records whose caller context names a Spark attempt, and files in a Hadoop attempt dir:
 # the attempt they were tied to (the file_attempts view, one candidate only).
 _TIES_SQL = f"""
@@ -84,7 +86,7 @@ def _hadoop(label: str) -> dict:
 
 
 def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
-            hadoop: dict | None = None) -> dict:
+            hadoop: dict | None = None, lookup: tuple | None = None) -> dict:
     """The object for one label, from the finding's evidence events (``events``), every
     application's Spark attempts of the findings' names (``spark``: (app, label, run) -> fields, and (app, label) where one run has it), what the detector
     already named (``named``: label -> fields), the Spark attempts evidence events were tied to
@@ -113,10 +115,11 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     for e in events:
         if (e["app_id"], label) in spark:
             return dict(spark[(e["app_id"], label)])
-    apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}
+    apps_of, runs = lookup or name_index(spark)
+    apps = apps_of.get(label, set())
     if len(apps) == 1:
-        return dict(spark[(apps.pop(), label)])
-    ambiguous = _runs_using(label, events, spark)
+        return dict(spark[(next(iter(apps)), label)])
+    ambiguous = _runs_using(label, events, runs)
     if ambiguous:
         return ambiguous
     if label.startswith("attempt_") and "attempt_no" in attempt_fields(label):
@@ -143,15 +146,29 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     return {"kind": "name", "label": label}
 
 
-def _runs_using(label: str, events: list[dict], spark: dict) -> dict | None:
+def _runs_using(label: str, events: list[dict], runs: dict) -> dict | None:
     """A Spark attempt name several runs of the evidence's application used (a YARN restart
     counts TIDs from 0 again) when nothing says which run: no attempt, but the application and
-    the runs it could be."""
+    the runs it could be (``runs``: (app, name) -> its runs, of the names several runs used)."""
     for app in sorted({e["app_id"] for e in events if e["app_id"]}):
-        runs = sorted(str(key[2]) for key in spark if len(key) == 3 and key[0] == app and key[1] == label)
-        if len(runs) > 1:
-            return {"kind": "name", "label": label, "app_id": app, "runs": runs}
+        if (app, label) in runs:
+            return {"kind": "name", "label": label, "app_id": app, "runs": runs[(app, label)]}
     return None
+
+
+def name_index(spark: dict) -> tuple[dict[str, set], dict[tuple, list[str]]]:
+    """Once per analyze run, not per actor (a scan of every attempt per actor took minutes on
+    10M events): ``name -> applications`` where one attempt alone has the name (the (app, name)
+    keys of ``spark_by_name``), and ``(app, name) -> runs`` of the names several runs of one
+    application used."""
+    apps: dict[str, set] = {}
+    runs: dict[tuple, list[str]] = {}
+    for key in spark:
+        if len(key) == 2:
+            apps.setdefault(key[1], set()).add(key[0])
+        else:
+            runs.setdefault(key[:2], []).append(str(key[2]))
+    return apps, {key: sorted(found) for key, found in runs.items() if len(found) > 1}
 
 
 def spark_by_name(rows) -> dict[tuple, dict]:
@@ -175,11 +192,19 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     by_id = {r[0]: dict(zip(cols, r)) for r in cur.fetchall()} if cur else {}
     labels = sorted({a for f in findings for a in f.actors})
     apps = sorted({e["app_id"] for e in by_id.values() if e["app_id"]})
-    # every application's attempts of these names, not only the evidence's: a writer the table's
-    # log names by TID alone (table_log.WRITER, a snapshot naming no application) is the one
-    # application's attempt of that TID in the store, and its object must say so whichever other
-    # findings share this analyze run
-    spark = spark_by_name(con.execute(_SPARK_SQL, [labels]).fetchall()) if labels else {}
+    rows = con.execute(_SPARK_IN_APPS_SQL, [labels, apps]).fetchall() if labels and apps else []
+    # a name no application of its finding's evidence has: every application's attempts of it. A
+    # writer the table's log names by TID alone (table_log.WRITER, a snapshot naming no
+    # application) is the one application's attempt of that TID in the store, whichever other
+    # findings share this analyze run. Only those names: every application's attempts of every
+    # name are hundreds of thousands of rows on a big store
+    found = {(r[0], r[1]) for r in rows}
+    others = sorted({a for f in findings for a in f.actors
+                     if not any((by_id[i]["app_id"], a) in found for i in f.evidence if i in by_id)})
+    if others:
+        rows += [r for r in con.execute(_SPARK_SQL, [others]).fetchall() if (r[0], r[1]) not in found]
+    spark = spark_by_name(rows)
+    lookup = name_index(spark)  # once, not a scan of every attempt per actor
     tied = dict(con.execute(_TIES_SQL, [ids]).fetchall()) if ids else {}
     tids = sorted({int(m["attempt"]) for a in labels for m in [ATTEMPT_RE.fullmatch(a)] if m})
     hadoop = {}
@@ -190,7 +215,7 @@ def actor_objects(con, findings: list[Finding]) -> list[list[dict]]:
     for f in findings:
         events = [by_id[i] for i in f.evidence if i in by_id]
         named = {a["label"]: a for a in (f.detail or {}).get("attempts") or [] if isinstance(a, dict)}
-        out.append([resolve(a, events, spark, named, tied, hadoop) for a in f.actors])
+        out.append([resolve(a, events, spark, named, tied, hadoop, lookup) for a in f.actors])
     return label_objects(con, out, apps)  # one name per attempt: its label, the logged name kept
 
 

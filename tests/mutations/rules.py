@@ -123,7 +123,7 @@ MUTATIONS: list[tuple] = [
     # YARN restart twins: an Iceberg snapshot names the application, not the run): neither run's
     # attempt; the first mutant names one run's, the second looks up an (app, name) key not there
     (ACTORS, "for key, found in by_name.items() if len(found) == 1})\n    return out", "for key, found in by_name.items()})\n    return out"),
-    (ACTORS, "apps = {key[0] for key in spark if len(key) == 2 and key[1] == label}", "apps = {key[0] for key in spark if key[1] == label}"),
+    (ACTORS, "        if len(key) == 2:\n            apps.setdefault(key[1], set()).add(key[0])", "        if True:\n            apps.setdefault(key[1], set()).add(key[0])"),
     (ACTORS, "if label in (e[\"attempt_id\"], e[\"thread\"], e[\"query_id\"]) and e[\"storage\"]:", "if False:"),
     (ACTORS, "if label == e[\"attempt_id\"] and e[\"event_id\"] in tied:", "if False:",),
     (ACTORS, "    if len(apps) == 1:\n", "    if False:\n"),
@@ -134,7 +134,7 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "if label.startswith(\"attempt_\") and \"attempt_no\" in attempt_fields(label):", "if False:",),
     (ACTORS, "            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number\n", "            if False:\n"),
     # round 11: a name both runs used, no run said: the application and its candidate runs
-    (ACTORS, "    ambiguous = _runs_using(label, events, spark)\n", "    ambiguous = None\n"),
+    (ACTORS, "    ambiguous = _runs_using(label, events, runs)\n", "    ambiguous = None\n"),
     # --- forensics/attempt_labels.py: one name per attempt in every output
     (LABELS, "f\"on {host}\" if host is not None else None", "None"),
     (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:",
