@@ -135,6 +135,8 @@ MUTATIONS: list[tuple] = [
     (ACTORS, "            if key in hadoop:  # Spark writes its TID as the Hadoop attempt number\n", "            if False:\n"),
     # round 11: a name both runs used, no run said: the application and its candidate runs
     (ACTORS, "    ambiguous = _runs_using(label, events, runs)\n", "    ambiguous = None\n"),
+    # round 11: every application's attempts only for a name none of its finding's applications has
+    (ACTORS, "    if others:\n        rows += ", "    if False:\n        rows += "),
     # --- forensics/attempt_labels.py: one name per attempt in every output
     (LABELS, "f\"on {host}\" if host is not None else None", "None"),
     (LABELS, "if label is None and len(by_name.get(name, ())) == 1:", "if False:",
