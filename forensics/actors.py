@@ -86,11 +86,12 @@ def _hadoop(label: str) -> dict:
 
 
 def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict | None = None,
-            hadoop: dict | None = None, lookup: tuple | None = None) -> dict:
+            hadoop: dict | None = None, lookup: tuple = ({}, {})) -> dict:
     """The object for one label, from the finding's evidence events (``events``), every
     application's Spark attempts of the findings' names (``spark``: (app, label, run) -> fields, and (app, label) where one run has it), what the detector
     already named (``named``: label -> fields), the Spark attempts evidence events were tied to
-    (``tied``: event id -> fields) and Spark attempts by (app, stage, index, TID) (``hadoop``)."""
+    (``tied``: event id -> fields), Spark attempts by (app, stage, index, TID) (``hadoop``) and
+    ``name_index(spark)`` (``lookup``)."""
     tied, hadoop = tied or {}, hadoop or {}
     if label in named:
         return {"kind": "spark_attempt", **named[label], "label": label}
@@ -115,7 +116,7 @@ def resolve(label: str, events: list[dict], spark: dict, named: dict, tied: dict
     for e in events:
         if (e["app_id"], label) in spark:
             return dict(spark[(e["app_id"], label)])
-    apps_of, runs = lookup or name_index(spark)
+    apps_of, runs = lookup  # name_index(spark), built once by the caller
     apps = apps_of.get(label, set())
     if len(apps) == 1:
         return dict(spark[(next(iter(apps)), label)])

@@ -142,6 +142,9 @@ ORDER BY location NULLS LAST, table_name, partition_spec
            deleted_data=_DELETED_DATA_SQL.strip())
 
 
+_UNNAMED = "by a principal its record does not name"
+
+
 def _named(row) -> str | None:
     """The finding's actors, named (the SQL leaves out an actor the evidence does not name), or
     None when no record names one (a Hive 0.x log line, no thread, no query)."""
@@ -177,14 +180,11 @@ class MetastoreMismatch(SqlDetector):
     def summary(self, row):
         named = _named(row)
         if row["how"] == "deleted data":
-            if named is None:
-                return (f"every file loaded into {where(row)} was removed afterwards, by a principal its "
-                        "record does not name, and nothing wrote it again")
-            return (f"every file loaded into {where(row)} was removed afterwards by {named}, "
-                    "who wrote none of them, and nothing wrote it again")
+            by = f" by {named}, who wrote none of them," if named else f", {_UNNAMED},"
+            return f"every file loaded into {where(row)} was removed afterwards{by} and nothing wrote it again"
         if named is None:
             return (f"{where(row)} is registered in the metastore but its directory was deleted afterwards, "
-                    "by a principal its record does not name, and nothing wrote it again")
+                    f"{_UNNAMED}, and nothing wrote it again")
         return (
             f"{where(row)} is registered in the metastore but {named} deleted "
             "its directory afterwards and nothing wrote it again"
