@@ -212,11 +212,12 @@ def open_waiting(path: str | os.PathLike | None = None, *, read_only: bool = Fal
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise
-                _touch(marker)  # a live capture keeping the store open lets go when it sees this
-                touched = True
                 if not said and on_wait is not None:
+                    # Said before the marker appears: whoever sees the marker has had the message.
                     on_wait(f"waiting up to {bound:g}s: {exc}")
                     said = True
+                touched = True  # before the touch: a Ctrl-C between the two still removes it
+                _touch(marker)  # a live capture keeping the store open lets go when it sees this
                 time.sleep(min(pause, left))
                 pause = min(pause * 2, 0.5)
     finally:
