@@ -127,3 +127,15 @@ def spark_rig(tmp_path_factory):
         yield rig
     finally:
         stop_rig(rig)
+
+
+# The files that take longest (minutes each, measured with --durations), started first: on
+# `make test`'s two workers (--dist loadfile) one of them begun last would run on alone at the end.
+LONGEST_FIRST = ("test_spark_equivalence.py", "test_mutation_runner.py", "test_detector_mutations.py",
+                 "test_spark_rig_analyze.py", "test_live_rig.py", "test_spark_analyze.py",
+                 "test_timeline_keys.py", "test_ingest_many.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest as collected
