@@ -60,11 +60,13 @@ say_pass = rc=$$(cat $(2).rc); sum=$$(tail -n 1 $(2) | sed 's/^=* *//; s/ *=*$$/
 # gave, and the exit status is 0 only when both passed (pytest's 5, no test collected, fails).
 # The first pass runs on TEST_WORKERS processes (pytest-xdist), a file at a time on each
 # (loadfile: a module's fixtures, a loaded store or a Spark run, are set up once, not once per
-# batch of its tests), the longest files first (conftest.py): on the 2-core box it took 37.9 min
-# against 51.4 min in one process (tests spread test by test, which set module fixtures up again).
+# batch of its tests), in the order collected: the longest files first (conftest.py), not
+# xdist's default of the files with most tests first, which left the one-test Spark files to the
+# end. Tests spread one by one (set module fixtures up again) took 37.9 min on the 2-core box,
+# against 51.4 min in one process.
 TEST_WORKERS ?= 2
 test: check install $(STAMP35)
-	@$(call run_pass,$(BIN)/python,-n $(TEST_WORKERS) --dist loadfile,$(VENV)/test.log)
+	@$(call run_pass,$(BIN)/python,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder,$(VENV)/test.log)
 	@$(call run_pass,$(VENV35)/bin/python,$(LIVE_TESTS),$(VENV35)/test.log)
 	@echo ""
 	@$(call say_pass,1/2 $(if $(ARGS_SAID),pytest $(ARGS_SAID),the whole suite) ($(VENV)),$(VENV)/test.log)

@@ -154,7 +154,7 @@ def test_make_test_runs_both_passes_and_says_what_ran(tmp_path, main_rc, rc35, s
     lines = p.stdout.splitlines()
     assert p.returncode == status, p.stdout + p.stderr
     assert lines[0].startswith("set-up checked in ") and ", Chromium " in lines[0]
-    assert lines[1:3] == ["ran: -m pytest -n 2 --dist loadfile -q", f"========== {'1 failed, 9 passed in 3.00s' if main_rc else '10 passed in 3.00s'} =========="]
+    assert lines[1:3] == ["ran: -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q", f"========== {'1 failed, 9 passed in 3.00s' if main_rc else '10 passed in 3.00s'} =========="]
     assert lines[3].startswith("ran: -m pytest tests/test_live_capture.py ") and lines[3].endswith(" -q")
     first = (f"make test: 1/2 pytest -q ({main}): "
              + ("FAILED (pytest exit 1: 1 failed, 9 passed in 3.00s)" if main_rc else "passed (10 passed in 3.00s)"))
