@@ -129,15 +129,17 @@ def spark_rig(tmp_path_factory):
         stop_rig(rig)
 
 
-# The files that take longest (minutes each, measured with --durations), started first: on
-# `make test`'s two workers (--dist loadfile) one of them begun last would run on alone at the end.
-# Before them, the two that ingest the shared session's own event log, still being written: run
-# after the equivalence's thousands of stages in that session, both read it as partial (CI, dde18bb).
-LONGEST_FIRST = ("test_live_vs_eventlog.py", "test_live_lean_spool.py", "test_spark_equivalence.py", "test_mutation_runner.py", "test_detector_mutations.py",
-                 "test_spark_rig_analyze.py", "test_live_rig.py", "test_spark_analyze.py",
-                 "test_timeline_keys.py", "test_ingest_many.py")
+
+# Started first, in this order (`make test`'s two workers take files as collected, --dist loadfile):
+# - the two files that ingest the shared session's own event log, still being written: after the
+#   equivalence's thousands of stages in that session both read it as partial (CI on dde18bb);
+# - the files that take longest (minutes each, --durations): one begun last runs on alone at the end.
+READ_THE_SESSION_LOG = ("test_live_vs_eventlog.py", "test_live_lean_spool.py")
+LONGEST = ("test_spark_equivalence.py", "test_mutation_runner.py", "test_detector_mutations.py",
+           "test_spark_rig_analyze.py", "test_live_rig.py", "test_spark_analyze.py",
+           "test_timeline_keys.py", "test_ingest_many.py")
 
 
 def pytest_collection_modifyitems(items):
-    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    rank = {name: n for n, name in enumerate(READ_THE_SESSION_LOG + LONGEST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest as collected
