@@ -74,7 +74,8 @@ test: check install $(STAMP35)
 	@[ "$$(cat $(VENV)/test.log.rc)" = 0 ] && [ "$$(cat $(VENV35)/test.log.rc)" = 0 ]
 
 # The full mutation run (tests/mutation_coverage.py) in MUTATION_SHARDS processes at once, their
-# whole output in $(VENV)/mutations.log.<k>; its static checks run in `make test`.
+# whole output in $(VENV)/mutations.log.<k>, then the check of its shortcuts
+# (tests/mutation_runner_check.py, $(VENV)/mutations.log.runner); its static checks run in `make test`.
 MUTATION_SHARDS ?= 2
 mutations: install
 	.ci/mutations $(BIN)/python $(VENV)/mutations.log $(MUTATION_SHARDS) $(PYTEST_ARGS)

@@ -135,8 +135,7 @@ def spark_rig(tmp_path_factory):
 #   equivalence's thousands of stages in that session both read it as partial (CI on dde18bb);
 # - the files that take longest (minutes each, --durations): one begun last runs on alone at the end.
 READ_THE_SESSION_LOG = ("test_live_vs_eventlog.py", "test_live_lean_spool.py")
-LONGEST = ("test_spark_equivalence.py", "test_mutation_runner.py", "test_detector_mutations.py",
-           "test_spark_rig_analyze.py", "test_live_rig.py", "test_spark_analyze.py",
+LONGEST = ("test_spark_equivalence.py", "test_spark_rig_analyze.py", "test_live_rig.py", "test_spark_analyze.py",
            "test_timeline_keys.py", "test_ingest_many.py")
 
 

@@ -24,7 +24,7 @@ Speed: the probes' stores are loaded once into one in-memory DuckDB instance, ea
 a connection of its own whose temp tables hold every view's rows (``ProbeStore``): a detector
 plans and runs its own SQL over a few rows, not the stack of views under it; a view mutant
 computes again only the views reading it. Run: ``make mutations`` (two processes, each every
-other mutation: ``COMMITSLEUTH_MUTATION_SHARD=k/n``), the third pass of ``make test``; or
+other mutation: ``COMMITSLEUTH_MUTATION_SHARD=k/n``, then tests/mutation_runner_check.py); or
 ``.venv/bin/python -m pytest tests/mutation_coverage.py -q -s`` (``-s`` prints which probe killed
 each mutation and the count per target at the end; ``-k <text>`` runs the mutations whose id
 holds it).
@@ -540,7 +540,7 @@ def plain_fails(m: Mutation, probe: Probe, loaded: "Loaded") -> bool:
     """Whether ``probe`` fails under ``m`` (a Python mutant already applied) over its store read
     as commitsleuth reads one: the file it was loaded into, every view computed from its
     definition (a view or macro mutant in place of the live one), analyze's own cache. The
-    reference the held rows of ``kills`` must agree with (tests/test_mutation_runner.py)."""
+    reference the held rows of ``kills`` must agree with (tests/mutation_runner_check.py)."""
     ps = loaded.stores[probe.name]
     stmt = object_of(m)[2] if m.file.endswith(".sql") else None
     with open_store(loaded.loader, ps.root) as store, pytest.MonkeyPatch.context() as mp:

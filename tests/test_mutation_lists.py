@@ -3,8 +3,7 @@
 The kill run itself (tests/mutation_coverage.py, ``make mutations``) takes hours while survivors
 remain (each runs every probe of its detectors), so the suite runs only its static checks: every
 fragment occurs exactly once in what it mutates, every view, macro and rule module the detectors
-read has mutations, and every note says why. The detectors' core kills run in the suite through
-tests/test_detector_mutations.py.
+read has mutations, and every note says why.
 """
 
 from pathlib import Path

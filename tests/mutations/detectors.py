@@ -630,6 +630,7 @@ MUTATIONS: list[tuple[str, ...]] = [
     ("CS111", "WHERE len(m.names) < {limit}", "WHERE true"),
     ("CS111", "AND (d.ts > m.ts\n", "AND (false\n"),
     ("CS111", "OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))", ")"),
+    ("CS111", "AND (d.ts > m.ts\n           OR d.write_uuid IN (SELECT c.write_uuid FROM committed c WHERE c.manifest_id = d.manifest_id))", ""),
     ("CS111", "WHERE c.manifest_id = d.manifest_id))", "))"),
     ("CS111", "AND NOT EXISTS (SELECT 1 FROM listed l WHERE l.manifest_id = d.manifest_id AND l.key = d.key)", ""),
     ("CS111", "WHERE NOT EXISTS (SELECT 1 FROM on_disk d WHERE d.manifest_id = l.manifest_id AND d.key = l.key)", ""),

@@ -57,6 +57,8 @@ MUTATIONS: list[tuple] = [
     # (round 8: the storage arm reads a subquery now; the key dropped from both places on its new text)
     (STORAGE, _KEYED, _KEYED.replace("coalesce(app_id, job_id) AS app_id", "any_value(coalesce(app_id, job_id)) AS app_id")
      .replace("GROUP BY coalesce(app_id, job_id), ", "GROUP BY ")),
+    # the key narrowed to the application alone: a Hive or MR job's writes (no app_id) fall together
+    (STORAGE, _KEYED, _KEYED.replace("coalesce(app_id, job_id)", "app_id")),
     (STORAGE, "HAVING count(DISTINCT attempt_id) > 1\n", "HAVING count(DISTINCT attempt_id) > 0\n"),
     # round 8, genB: a YARN restart's second run names its attempts as the first did
     (STORAGE, "    OR count(DISTINCT run) > 1\n", "\n"),
