@@ -129,7 +129,6 @@ def spark_rig(tmp_path_factory):
         stop_rig(rig)
 
 
-
 # Started first, in this order (`make test`'s two workers take files as collected, --dist loadfile):
 # - the two files that ingest the shared session's own event log, still being written: after the
 #   equivalence's thousands of stages in that session both read it as partial (CI on dde18bb);
